@@ -1,0 +1,56 @@
+"""Click wiring only: each command's logic lives in ``commands/<name>.py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+from .errors import UserError
+
+__all__ = ["cli", "main"]
+
+
+class _ExpertiseGroup(click.Group):
+    """The one place exit codes are decided: user errors → 1 and one line, Ctrl-C → 130, bugs → traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UserError as exc:
+            click.echo(f"expertise: error: {exc.one_line()}", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("expertise: interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_ExpertiseGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "-C",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run as if expertise was started in DIRECTORY.",
+)
+@click.version_option(__version__, prog_name="expertise")
+@click.pass_context
+def cli(ctx: click.Context, directory: Path | None) -> None:
+    """Per-domain memory for AI coding agents, kept as YAML in your git repo."""
+    ctx.obj = (directory or Path.cwd()).resolve()
+
+
+def _register() -> None:
+    from .commands import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="expertise")

@@ -1,0 +1,13 @@
+"""One module per command. ``COMMANDS`` is what ``cli`` registers."""
+
+from __future__ import annotations
+
+from .add import add
+from .init import init
+from .list import list_domains
+from .schema import schema
+from .show import show
+
+__all__ = ["COMMANDS"]
+
+COMMANDS = [init, list_domains, show, add, schema]

@@ -1,0 +1,29 @@
+"""Helpers several commands share: opening the store and describing entries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..models import FailureEntry, Item, item_id
+from ..project import find_project
+from ..store import Store
+
+__all__ = ["open_store", "entry_record"]
+
+
+def open_store(start: Path) -> Store:
+    return Store(find_project(start))
+
+
+def entry_record(section: str, item: Item) -> dict[str, Any]:
+    """One entry as JSON: its id and section, then every field (plain strings become hand-written)."""
+    record: dict[str, Any] = {"id": item_id(section, item), "section": section}
+    if isinstance(item, str):
+        key = "path" if section == "core_files" else ("issue" if section == "learned_from_failures" else "text")
+        record.update({key: item, "source": "manual"})
+    else:
+        record.update(item.model_dump(mode="json"))
+        if isinstance(item, FailureEntry) and not item.solution:
+            record["solution"] = None
+    return record

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..errors import UserError
+from ._output import echo_json
+from ._shared import open_store
+
+
+@click.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: one object per domain.")
+@click.pass_context
+def list_domains(ctx: click.Context, as_json: bool) -> None:
+    """One row per domain: lines, entries and last revision.
+
+    A file that can't be read gets an error row, its reason on stderr, and exit status 1.
+    """
+    store = open_store(ctx.obj)
+    rows: list[dict[str, Any]] = []
+    failures: list[UserError] = []
+    for name in store.config.domain_names:
+        row: dict[str, Any] = {"domain": name, "lines": None, "entries": None, "status": "ok", "error": None}
+        try:
+            doc = store.load(name)
+        except UserError as exc:
+            row.update(status="missing" if "not found" in exc.message else "error", error=exc.one_line())
+            failures.append(exc)
+        else:
+            row.update(lines=doc.line_count, entries=doc.entry_count)
+        rows.append(row)
+    if as_json:
+        echo_json(rows)
+    else:
+        width = max(len(row["domain"]) for row in rows)
+        click.echo(f"{'domain':<{width}}  {'lines':>5}  {'entries':>7}  status")
+        for row in rows:
+            lines = "-" if row["lines"] is None else row["lines"]
+            entries = "-" if row["entries"] is None else row["entries"]
+            click.echo(f"{row['domain']:<{width}}  {lines:>5}  {entries:>7}  {row['status']}")
+    for failure in failures:
+        click.echo(f"expertise: error: {failure.one_line()}", err=True)
+    if failures:
+        ctx.exit(1)

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..models import FailureEntry, Item, is_learned, item_id, item_last_seen, item_text
+from ..names import ENTRY_SECTIONS
+from ._output import echo_json
+from ._shared import entry_record, open_store
+
+
+def _provenance(item: Item) -> str:
+    if not is_learned(item):
+        return "hand-written"
+    assert not isinstance(item, str)
+    parts = [f"learned x{item.recurrence}"]
+    if item.sessions:
+        parts.append(f"{len(item.sessions)} session{'s' if len(item.sessions) != 1 else ''}")
+    seen = item_last_seen(item)
+    if seen is not None:
+        parts.append(f"last {seen:%Y-%m-%d}")
+    if item.helpful or item.harmful:
+        parts.append(f"+{item.helpful}/-{item.harmful}")
+    return ", ".join(parts)
+
+
+@click.command()
+@click.argument("domain")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: every entry with its id and provenance.")
+@click.pass_obj
+def show(start: Path, domain: str, as_json: bool) -> None:
+    """Show one domain file, with the id of every entry."""
+    store = open_store(start)
+    doc = store.load(domain)
+    model = doc.model
+    if as_json:
+        echo_json(
+            {
+                "domain": domain,
+                "path": str(doc.path.relative_to(store.project.root)),
+                "lines": doc.line_count,
+                "line_cap": store.config.line_cap,
+                "overview": model.overview,
+                "last_validated": model.last_validated,
+                "entries": [entry_record(section, item) for section, _, item in doc.entries()],
+                "extra": model.model_extra or {},
+            }
+        )
+        return
+    relative = doc.path.relative_to(store.project.root)
+    click.echo(f"{domain}: {relative} ({doc.line_count}/{store.config.line_cap} lines, {doc.entry_count} entries)")
+    if model.overview:
+        click.echo(model.overview)
+    for section in ENTRY_SECTIONS:
+        items: list[Item] = getattr(model, section)
+        if not items:
+            continue
+        click.echo(f"\n{section} ({len(items)})")
+        for item in items:
+            click.echo(f"  {item_id(section, item)}  {item_text(item)}  [{_provenance(item)}]")
+            if isinstance(item, FailureEntry) and item.error and item.issue:
+                click.echo(f"            error: {item.error}")
+    validated = f"{model.last_validated:%Y-%m-%d %H:%M}Z" if model.last_validated else "never"
+    click.echo(f"\nlast validated: {validated}")

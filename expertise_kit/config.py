@@ -1,0 +1,110 @@
+"""``.expertise/config.yaml``: domains, caps, retention and classifier rules. Every key has a default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .defaults import DEFAULT_KEYWORDS, DEFAULT_LINE_CAP, DEFAULT_PATHS, DEFAULT_RETENTION_DAYS
+from .errors import UserError
+from .names import DEFAULT_DOMAINS, validate_domain_name
+from .validation import raise_first_error
+from .yamlio import line_of, load_yaml_file
+
+__all__ = ["Config", "DomainRules", "load_config", "CONFIG_NAME", "CONFIG_TEMPLATE"]
+
+CONFIG_NAME = "config.yaml"
+
+CONFIG_TEMPLATE = f"""\
+# expertise_kit settings. Every key is optional; the values shown are the defaults.
+line_cap: {DEFAULT_LINE_CAP}  # lines per domain file; learned entries are pruned first
+failure_retention_days: {DEFAULT_RETENTION_DAYS}  # `expertise validate` prunes failures not seen for this long
+# The seven built-in domains ({", ".join(DEFAULT_DOMAINS)}) always exist.
+# Add your own here, or extend a built-in domain's rules. For example:
+#   payments:
+#     keywords: [invoice, refund, stripe]
+#     paths: ["billing/", "*.ledger"]
+#   testing:
+#     keywords: [hypothesis]
+# Set `extend: false` to replace a built-in domain's rules instead of adding to them.
+domains: {{}}
+"""
+
+
+class _DomainRulesModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    keywords: list[str] = Field(default_factory=list)
+    paths: list[str] = Field(default_factory=list)
+    extend: bool = True
+    description: str = ""
+
+
+class _ConfigModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    line_cap: int = Field(DEFAULT_LINE_CAP, ge=50, le=100_000)
+    failure_retention_days: int = Field(DEFAULT_RETENTION_DAYS, ge=1, le=36_500)
+    domains: dict[str, _DomainRulesModel] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DomainRules:
+    name: str
+    keywords: tuple[str, ...]
+    paths: tuple[str, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Config:
+    line_cap: int = DEFAULT_LINE_CAP
+    failure_retention_days: int = DEFAULT_RETENTION_DAYS
+    domains: dict[str, DomainRules] = field(default_factory=dict)
+
+    @property
+    def domain_names(self) -> tuple[str, ...]:
+        return tuple(self.domains)
+
+    @classmethod
+    def default(cls) -> Config:
+        return cls(domains=_merge({}))
+
+
+def _merge(user: dict[str, _DomainRulesModel]) -> dict[str, DomainRules]:
+    merged: dict[str, DomainRules] = {}
+    for name in (*DEFAULT_DOMAINS, *(n for n in user if n not in DEFAULT_DOMAINS)):
+        rules = user.get(name)
+        keywords = DEFAULT_KEYWORDS.get(name, ())
+        paths = DEFAULT_PATHS.get(name, ())
+        description = ""
+        if rules is not None:
+            keywords = (*keywords, *rules.keywords) if rules.extend else tuple(rules.keywords)
+            paths = (*paths, *rules.paths) if rules.extend else tuple(rules.paths)
+            description = rules.description
+        merged[name] = DomainRules(name, tuple(dict.fromkeys(keywords)), tuple(dict.fromkeys(paths)), description)
+    return merged
+
+
+def load_config(expertise_dir: Path) -> Config:
+    path = expertise_dir / CONFIG_NAME
+    if not path.exists():
+        return Config.default()
+    loaded = load_yaml_file(path)
+    data: Any = loaded.plain
+    domains = data.get("domains")
+    if domains is None:
+        data["domains"] = {}
+    elif isinstance(domains, dict):
+        for name in domains:
+            try:
+                validate_domain_name(name if isinstance(name, str) else repr(name))
+            except UserError as exc:
+                line = line_of(loaded.tree, ("domains", name))
+                raise UserError(exc.message, path=path, line=line, hint=exc.hint) from None
+    try:
+        model = _ConfigModel.model_validate(data)
+    except ValidationError as exc:
+        raise_first_error(exc, loaded)
+    return Config(model.line_cap, model.failure_retention_days, _merge(model.domains))

@@ -1,0 +1,66 @@
+"""Stable entry ids, derived from normalised content.
+
+An id never lives in the file: it is recomputed from what the entry says, so a hand edit can't leave a
+stale id behind, and the same learning arriving twice maps to the same id and is merged, not duplicated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+import unicodedata
+
+__all__ = ["normalise_text", "normalise_path", "error_signature", "entry_id", "ID_LENGTH"]
+
+ID_LENGTH = 8
+
+_SPACE = re.compile(r"\s+")
+_TRAILING_PUNCT = re.compile(r"[\s.!;:,]+$")
+
+# Order matters: the more specific shapes go first, so a timestamp is not eaten as numbers.
+_SIGNATURE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
+    (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
+    # A run of 7+ hex digits mixing digits and letters: git hashes, object ids, digests. All digits is a
+    # number, all letters a word.
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b", re.I), "<hex>"),
+    # Absolute, home-relative, Windows and dotted-relative paths, and bare relative ones with a slash.
+    (re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]?|\b[\w.@+-]+(?:/[\w.@+-]+)+/?"), "<path>"),
+    (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
+)
+
+
+def normalise_text(text: str) -> str:
+    """Unicode-fold, lowercase, collapse whitespace and drop trailing punctuation."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = _SPACE.sub(" ", folded).strip()
+    return _TRAILING_PUNCT.sub("", folded)
+
+
+def normalise_path(path: str) -> str:
+    """``./src//db.py`` and ``src/db.py`` are one file; case is kept, since file systems differ on it."""
+    cleaned = path.strip().replace("\\", "/")
+    trailing = "/" if cleaned.endswith("/") and cleaned != "/" else ""
+    cleaned = posixpath.normpath(cleaned) if cleaned else cleaned
+    return "" if cleaned == "." else cleaned + trailing
+
+
+def error_signature(error: str) -> str:
+    """The shape of an error with its particulars removed, so a recurrence matches the first sighting.
+
+    ``FileNotFoundError: /tmp/a1/x.py line 12`` and ``FileNotFoundError: /home/b/y.py line 40`` share a
+    signature.
+    """
+    text = unicodedata.normalize("NFKC", error)
+    for pattern, placeholder in _SIGNATURE_RULES:
+        text = pattern.sub(placeholder, text)
+    return normalise_text(text)
+
+
+def entry_id(kind: str, identity: str) -> str:
+    """``kind`` keeps a path and a sentence with the same letters apart."""
+    digest = hashlib.sha256(f"{kind}\0{identity}".encode()).hexdigest()
+    return digest[:ID_LENGTH]

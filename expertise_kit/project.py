@@ -1,0 +1,95 @@
+"""Finding the project, its ``.expertise/`` directory and its git directories, without running git.
+
+Spawning git costs milliseconds we can't spend on the pre-task hook, and the layout of ``.git`` is
+stable: a directory, or a file ``gitdir: <path>`` in a linked worktree whose git dir has a
+``commondir`` file pointing at the shared one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UserError
+
+__all__ = ["Project", "GitLocation", "find_git", "find_project", "project_for_init", "EXPERTISE_DIR"]
+
+EXPERTISE_DIR = ".expertise"
+
+
+@dataclass(frozen=True)
+class GitLocation:
+    toplevel: Path
+    git_dir: Path  # this worktree's own git dir
+    common_dir: Path  # shared by every worktree of the repo
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    git: GitLocation | None
+
+    @property
+    def expertise_dir(self) -> Path:
+        return self.root / EXPERTISE_DIR
+
+    @property
+    def lock_path(self) -> Path:
+        # In the common dir, so every worktree of one repo queues on one lock.
+        if self.git is not None:
+            return self.git.common_dir / "expertise.lock"
+        return self.expertise_dir / ".lock"
+
+
+def _read_gitfile(dot_git: Path) -> Path | None:
+    try:
+        content = dot_git.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not content.startswith("gitdir:"):
+        return None
+    target = Path(content[len("gitdir:") :].strip())
+    return (dot_git.parent / target).resolve() if not target.is_absolute() else target
+
+
+def find_git(start: Path) -> GitLocation | None:
+    here = start.resolve()
+    for directory in (here, *here.parents):
+        dot_git = directory / ".git"
+        if dot_git.is_dir():
+            git_dir: Path | None = dot_git
+        elif dot_git.is_file():
+            git_dir = _read_gitfile(dot_git)
+        else:
+            continue
+        if git_dir is None:
+            return None
+        common = git_dir
+        pointer = git_dir / "commondir"
+        if pointer.is_file():
+            common = (git_dir / pointer.read_text(encoding="utf-8").strip()).resolve()
+        return GitLocation(toplevel=directory, git_dir=git_dir, common_dir=common)
+    return None
+
+
+def project_for_init(start: Path) -> Project:
+    """``init`` puts ``.expertise/`` at the top of the git work tree, or in ``start`` outside git."""
+    git = find_git(start)
+    root = git.toplevel if git is not None else start.resolve()
+    return Project(root=root, git=git)
+
+
+def find_project(start: Path | None = None) -> Project:
+    """The nearest ``.expertise/`` at or above ``start``, not looking above the git work tree."""
+    here = (start or Path(os.getcwd())).resolve()
+    git = find_git(here)
+    for directory in (here, *here.parents):
+        if (directory / EXPERTISE_DIR).is_dir():
+            return Project(root=directory, git=git if git and directory.is_relative_to(git.toplevel) else None)
+        if git is not None and directory == git.toplevel:
+            break
+    raise UserError(
+        f"no {EXPERTISE_DIR}/ directory in {here} or its parents",
+        hint="run `expertise init` at the top of your project",
+    )

@@ -1,0 +1,86 @@
+"""What ``expertise init`` lays down. Existing files are never touched, so running it twice is safe."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .atomic import ensure_writable, write_atomic, write_lock
+from .config import CONFIG_NAME, CONFIG_TEMPLATE, load_config
+from .defaults import OVERVIEWS
+from .errors import UserError
+from .models import SCHEMA_FILE_NAME, json_schema
+from .project import Project
+
+__all__ = ["InitResult", "initialise", "domain_template", "SCHEMA_HEADER", "GITIGNORE"]
+
+SCHEMA_HEADER = f"# yaml-language-server: $schema={SCHEMA_FILE_NAME}\n"
+GITIGNORE = "# expertise_kit's caches and scratch files\n.cache/\n.*.tmp\n.lock\n"
+
+
+def domain_template(domain: str, overview: str = "") -> str:
+    summary = overview or OVERVIEWS.get(domain, "")
+    return (
+        SCHEMA_HEADER
+        + f"# Expertise for the {domain} domain: AI agents read this before {domain} tasks.\n"
+        + "# Edit it by hand as you like; comments, order and formatting are kept.\n"
+        + f"domain: {domain}\n"
+        + f"overview: {json.dumps(summary, ensure_ascii=False)}\n"
+        + "core_files: []\n"
+        + "patterns: []\n"
+        + "best_practices: []\n"
+        + "learned_from_failures: []\n"
+        + "effective_patterns: []\n"
+        + "successful_techniques: []\n"
+        + "last_validated: null\n"
+    )
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass
+class InitResult:
+    root: Path
+    created: list[Path] = field(default_factory=list)
+    updated: list[Path] = field(default_factory=list)
+
+
+def initialise(project: Project) -> InitResult:
+    directory = project.expertise_dir
+    if directory.exists() and not directory.is_dir():
+        raise UserError("exists but is not a directory", path=directory, hint="move it aside and rerun")
+    result = InitResult(project.root)
+    if not directory.exists():
+        try:
+            directory.mkdir()
+        except OSError as exc:
+            raise UserError(f"cannot create it: {exc.strerror}", path=directory, hint="check permissions") from None
+        result.created.append(directory)
+    ensure_writable(directory)
+    with write_lock(project.lock_path):
+        _write_new(directory / ".gitignore", GITIGNORE, result)
+        _write_new(directory / CONFIG_NAME, CONFIG_TEMPLATE, result)
+        config = load_config(directory)
+        schema_path = directory / SCHEMA_FILE_NAME
+        wanted = schema_text()
+        if not schema_path.exists():
+            _write_new(schema_path, wanted, result)
+        elif schema_path.read_text(encoding="utf-8", errors="replace") != wanted:
+            # Ours, generated: keep it in step with the installed version.
+            write_atomic(schema_path, wanted.encode())
+            result.updated.append(schema_path)
+        for name, rules in config.domains.items():
+            path = directory / f"{name}.yaml"
+            if not path.exists() and not path.is_symlink():
+                _write_new(path, domain_template(name, rules.description), result)
+    return result
+
+
+def _write_new(path: Path, text: str, result: InitResult) -> None:
+    if path.exists() or path.is_symlink():
+        return
+    write_atomic(path, text.encode("utf-8"))
+    result.created.append(path)
