@@ -30,7 +30,9 @@ def learned(text: str, day: int) -> dict[str, object]:
 
 def fill_to_cap(root: Path) -> Path:
     store = Store(find_project(root))
-    items = [("effective_patterns", learned(f"Pattern number {n}: grep for the symbol, then read it", n)) for n in range(200)]
+    items = [
+        ("effective_patterns", learned(f"Pattern number {n}: grep for the symbol, then read it", n)) for n in range(200)
+    ]
     store.add_items("database", items)
     path = root / ".expertise" / "database.yaml"
     return path
@@ -53,13 +55,17 @@ def main() -> None:
     counter = iter(range(10**6))
     add_cli = p50(
         [
-            time_command([*expertise_argv(), "-C", str(root), "add", "database", "patterns", f"rule {next(counter)}"], 1, env)[0]
+            time_command(
+                [*expertise_argv(), "-C", str(root), "add", "database", "patterns", f"rule {next(counter)}"], 1, env
+            )[0]
             for _ in range(args.runs)
         ]
     )
     store = Store(find_project(root))
     load = p50(time_call(lambda: store.load("database"), args.runs))
-    add_call = p50(time_call(lambda: store.add_items("database", [("patterns", f"in-process rule {next(counter)}")]), args.runs))
+    add_call = p50(
+        time_call(lambda: store.add_items("database", [("patterns", f"in-process rule {next(counter)}")]), args.runs)
+    )
     print(f"{'what':<44} {'p50':>12}   {'vs python -I -c pass':>6}")
     print(row("python -I -c pass (baseline)", startup, startup))
     print(row("expertise show database", show_cli, startup))

@@ -46,9 +46,15 @@ def main() -> None:
     _run([*expertise, "add", "database", "patterns", "Always use UUID primary keys"], workdir, env)
     _run(
         [
-            *expertise, "add", "database", "failures", "Windows encoding error",
-            "--error", "UnicodeDecodeError: 'charmap' codec can't decode byte 0x9d",
-            "--solution", "Always pass encoding='utf-8' to open()",
+            *expertise,
+            "add",
+            "database",
+            "failures",
+            "Windows encoding error",
+            "--error",
+            "UnicodeDecodeError: 'charmap' codec can't decode byte 0x9d",
+            "--solution",
+            "Always pass encoding='utf-8' to open()",
         ],
         workdir,
         env,

@@ -156,8 +156,13 @@ def _house_style(sections: dict[str, _Section]) -> tuple[int, int]:
 
 
 def _literal_ok(text: str) -> bool:
-    # A literal block can't carry trailing spaces or control characters faithfully.
-    if "\n" not in text.rstrip("\n"):
+    """Whether ``text`` reads well, and survives re-indentation, as a ``|`` block.
+
+    A block whose first line is blank or indented needs an explicit indentation indicator, which is
+    relative to the parent's indentation and so breaks when we shift the lines; and a block can't carry
+    trailing spaces or control characters faithfully. Those get a quoted scalar instead.
+    """
+    if "\n" not in text.rstrip("\n") or text[:1] in (" ", "\t", "\n"):
         return False
     return all(line == line.rstrip() and all(ch == "\t" or ch >= " " for ch in line) for line in text.split("\n"))
 

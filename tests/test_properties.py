@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ from expertise_kit.scaffold import domain_template, initialise
 from expertise_kit.splice import Append, Remove, apply_edits
 from expertise_kit.store import Store, manual_item, parse_item
 from expertise_kit.yamlio import parse_yaml_text
+
+# Raise it locally for a deeper search: EXPERTISE_PROPERTY_EXAMPLES=3000 pytest tests/test_properties.py
+EXAMPLES = int(os.environ.get("EXPERTISE_PROPERTY_EXAMPLES", "150"))
 
 # Printable text, including YAML's own syntax characters, quotes, unicode and inner newlines.
 entry_text = st.text(
@@ -52,7 +56,7 @@ def _fresh_store() -> Store:
     return store
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(entry_text, min_size=1, max_size=4))
 def test_added_text_reads_back_exactly(texts: list[str]) -> None:
     store = _fresh_store()
@@ -65,7 +69,7 @@ def test_added_text_reads_back_exactly(texts: list[str]) -> None:
     assert len(result.added) + len(result.duplicates) == len(raws)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=EXAMPLES // 2, deadline=None)
 @given(entries=st.lists(learned_entry, min_size=1, max_size=4))
 def test_learned_entries_round_trip_with_provenance(entries: list[dict[str, Any]]) -> None:
     store = _fresh_store()
@@ -108,7 +112,7 @@ def documents(draw: st.DrawFn) -> tuple[str, list[str]]:
     return "".join(lines), sections
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(doc=documents(), data=st.data())
 def test_splice_touches_only_the_edited_items(doc: tuple[str, list[str]], data: st.DataObject) -> None:
     text, sections = doc
