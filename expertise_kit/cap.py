@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .models import DomainFile, Item, is_learned, item_last_seen, item_text, item_value
+from .models import DomainFile, Item, is_learned, item_id, item_last_seen, item_text, item_value
 from .splice import Append, Edit, Remove, apply_edits, item_line_counts, render_item
 from .yamlio import LoadedYaml
 
@@ -34,6 +34,7 @@ class PrunedEntry:
     section: str
     text: str
     learned: bool
+    id: str = ""
 
 
 @dataclass
@@ -128,7 +129,14 @@ def fit_to_cap(loaded: LoadedYaml, model: DomainFile, edits: list[Edit], cap: in
                 edits = [e for e in edits if not (isinstance(e, Append) and e.item is victim.raw)]
             else:
                 edits.append(Remove(victim.section, victim.index))
-            pruned.append(PrunedEntry(victim.section, item_text(victim.item), is_learned(victim.item)))
+            pruned.append(
+                PrunedEntry(
+                    victim.section,
+                    item_text(victim.item),
+                    is_learned(victim.item),
+                    item_id(victim.section, victim.item),
+                )
+            )
         text = apply_edits(loaded, edits, verify=False)
         lines = count_lines(text)
     text = apply_edits(loaded, edits)

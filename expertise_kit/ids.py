@@ -18,8 +18,11 @@ ID_LENGTH = 8
 _SPACE = re.compile(r"\s+")
 _TRAILING_PUNCT = re.compile(r"[\s.!;:,]+$")
 
-# Order matters: the more specific shapes go first, so a timestamp is not eaten as numbers.
+# Order matters: paths first (they may contain ids and digits), then the more specific shapes, so a
+# timestamp is not eaten as plain numbers.
 _SIGNATURE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    # Absolute, home-relative, Windows and dotted-relative paths, and bare relative ones with a slash.
+    (re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]?|\b[\w.@+-]+(?:/[\w.@+-]+)+/?"), "<path>"),
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
@@ -27,8 +30,6 @@ _SIGNATURE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # A run of 7+ hex digits mixing digits and letters: git hashes, object ids, digests. All digits is a
     # number, all letters a word.
     (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b", re.I), "<hex>"),
-    # Absolute, home-relative, Windows and dotted-relative paths, and bare relative ones with a slash.
-    (re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]?|\b[\w.@+-]+(?:/[\w.@+-]+)+/?"), "<path>"),
     (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
 )
 

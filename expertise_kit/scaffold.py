@@ -12,6 +12,7 @@ from .defaults import OVERVIEWS
 from .errors import UserError
 from .models import SCHEMA_FILE_NAME, json_schema
 from .project import Project
+from .versioning import CommitOutcome, Revision, commit_revision
 
 __all__ = ["InitResult", "initialise", "domain_template", "SCHEMA_HEADER", "GITIGNORE"]
 
@@ -46,6 +47,7 @@ class InitResult:
     root: Path
     created: list[Path] = field(default_factory=list)
     updated: list[Path] = field(default_factory=list)
+    commit: CommitOutcome | None = None
 
 
 def initialise(project: Project) -> InitResult:
@@ -72,10 +74,27 @@ def initialise(project: Project) -> InitResult:
             # Ours, generated: keep it in step with the installed version.
             write_atomic(schema_path, wanted.encode())
             result.updated.append(schema_path)
+        new_domains = []
         for name, rules in config.domains.items():
             path = directory / f"{name}.yaml"
             if not path.exists() and not path.is_symlink():
                 _write_new(path, domain_template(name, rules.description), result)
+                new_domains.append(name)
+        files = [p for p in [*result.created, *result.updated] if p.is_file()]
+        if files:
+            count = len(new_domains)
+            subject = (
+                f"expertise: set up .expertise/ with {count} domain{'s' if count != 1 else ''}"
+                if (directory / CONFIG_NAME) in result.created
+                else f"expertise: add files for {', '.join(new_domains) or 'the schema'}"
+            )
+            revision = Revision(
+                domains=new_domains,
+                change="manual",
+                subject=subject,
+                paths=[p.relative_to(project.root).as_posix() for p in files],
+            )
+            result.commit = commit_revision(project, revision)
     return result
 
 

@@ -21,7 +21,17 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 from .errors import ExpertiseError
 from .yamlio import LoadedYaml, dump_to_text, fragment_yaml, parse_yaml_text, round_trip_yaml
 
-__all__ = ["Append", "Remove", "Replace", "Edit", "apply_edits", "render_item", "item_line_counts"]
+__all__ = [
+    "Append",
+    "Remove",
+    "Replace",
+    "SetKey",
+    "DeleteKey",
+    "Edit",
+    "apply_edits",
+    "render_item",
+    "item_line_counts",
+]
 
 
 @dataclass(frozen=True)
@@ -43,7 +53,20 @@ class Replace:
     item: Any
 
 
-Edit = Append | Remove | Replace
+@dataclass(frozen=True)
+class SetKey:
+    """Set a top-level key to a scalar value (``overview``, ``last_validated``); adds it if missing."""
+
+    key: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class DeleteKey:
+    key: str
+
+
+Edit = Append | Remove | Replace | SetKey | DeleteKey
 
 _DEFAULT_DASH_INDENT = 2
 _DEFAULT_CONTENT_OFFSET = 2
@@ -190,11 +213,62 @@ def render_item(item: Any, dash_col: int, content_offset: int) -> list[str]:
     return [pad + line if line.strip() else line for line in text.splitlines(keepends=True)]
 
 
+def _key_line_span(loaded: LoadedYaml, lines: list[str], key: str) -> tuple[int, int] | None:
+    """The lines of a top-level key whose scalar value sits on the key's own line, else None."""
+    tree = loaded.tree
+    keys = list(tree.keys())
+    key_line, _ = tree.lc.key(key)
+    value_line, _ = tree.lc.value(key)
+    if isinstance(tree[key], (dict, list)) or value_line != key_line:
+        return None
+    position = keys.index(key)
+    boundary = tree.lc.key(keys[position + 1])[0] if position + 1 < len(keys) else len(lines)
+    end = _trim_end(lines, key_line, boundary, 0)
+    return (key_line, end) if end == key_line + 1 else None
+
+
+def _eol_comment(loaded: LoadedYaml, key: str) -> str:
+    """The ``# ...`` after a key's value on its own line, as ruamel recorded it."""
+    slots = loaded.tree.ca.items.get(key)
+    token = slots[2] if slots and len(slots) > 2 else None
+    value = getattr(token, "value", "") or ""
+    first = value.split("\n", 1)[0].strip()
+    return first if first.startswith("#") else ""
+
+
+def _render_key(key: str, value: Any, comment: str) -> list[str]:
+    text = dump_to_text(fragment_yaml(2), {key: to_ruamel(value)})
+    rendered = text.splitlines(keepends=True)
+    if comment and len(rendered) == 1:
+        rendered[0] = rendered[0].rstrip("\n") + f"  {comment}\n"
+    return rendered
+
+
+def _key_patches(loaded: LoadedYaml, lines: list[str], edits: list[Edit]) -> list[tuple[int, int, list[str]]]:
+    patches: list[tuple[int, int, list[str]]] = []
+    for edit in edits:
+        if not isinstance(edit, (SetKey, DeleteKey)):
+            continue
+        if edit.key not in loaded.tree:
+            if isinstance(edit, SetKey):
+                patches.append((len(lines), len(lines), _render_key(edit.key, edit.value, "")))
+            continue
+        span = _key_line_span(loaded, lines, edit.key)
+        if span is None:
+            raise _CannotSplice
+        comment = _eol_comment(loaded, edit.key)
+        new = [] if isinstance(edit, DeleteKey) else _render_key(edit.key, edit.value, comment)
+        patches.append((span[0], span[1], new))
+    return patches
+
+
 def _splice(loaded: LoadedYaml, edits: list[Edit]) -> str:
     lines = loaded.text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    names = {edit.section for edit in edits}
+    key_patches = _key_patches(loaded, lines, edits)
+    item_edits: list[Append | Remove | Replace] = [e for e in edits if isinstance(e, (Append, Remove, Replace))]
+    names = {edit.section for edit in item_edits}
     sections = {name: _analyse(loaded, lines, name) for name in names}
     if any(section.kind == "other" for section in sections.values()):
         raise _CannotSplice
@@ -202,9 +276,9 @@ def _splice(loaded: LoadedYaml, edits: list[Edit]) -> str:
         {name: _analyse(loaded, lines, name) for name in loaded.tree if isinstance(loaded.tree[name], list)}
     )
     # (start, end, new lines): replace lines[start:end]. Non-overlapping, so applied bottom-up.
-    patches: list[tuple[int, int, list[str]]] = []
+    patches: list[tuple[int, int, list[str]]] = list(key_patches)
     appended: dict[str, list[str]] = {}
-    for edit in edits:
+    for edit in item_edits:
         section = sections[edit.section]
         if isinstance(edit, Append):
             if section.kind == "block":
@@ -260,6 +334,10 @@ def _expected(plain: dict[str, Any], edits: list[Edit]) -> dict[str, Any]:
             if not isinstance(result.get(edit.section), list):
                 result[edit.section] = []
             result[edit.section].append(copy.deepcopy(edit.item))
+        elif isinstance(edit, SetKey):
+            result[edit.key] = copy.deepcopy(edit.value)
+        elif isinstance(edit, DeleteKey):
+            result.pop(edit.key, None)
     return result
 
 
@@ -282,6 +360,10 @@ def _dump_edited_tree(loaded: LoadedYaml, edits: list[Edit]) -> str:
             if not isinstance(tree.get(edit.section), list):
                 tree[edit.section] = CommentedSeq()
             tree[edit.section].append(to_ruamel(edit.item))
+        elif isinstance(edit, SetKey):
+            tree[edit.key] = to_ruamel(edit.value)
+        elif isinstance(edit, DeleteKey) and edit.key in tree:
+            del tree[edit.key]
     return dump_to_text(round_trip_yaml(), tree)
 
 

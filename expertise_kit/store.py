@@ -20,15 +20,17 @@ from .atomic import ensure_writable, remove_stale_temps, write_atomic, write_loc
 from .cap import CapResult, PrunedEntry, fit_to_cap
 from .config import Config, load_config
 from .errors import UserError
+from .gitstate import busy_reason
 from .ids import normalise_path
-from .models import DomainFile, FailureEntry, FileItem, Item, TextItem, item_id
+from .models import DomainFile, FailureEntry, FileItem, Item, TextItem, item_id, item_text
 from .names import ENTRY_SECTIONS, validate_domain_name
 from .project import Project
-from .splice import Append, Edit
+from .splice import Append, Edit, apply_edits
 from .validation import raise_first_error
+from .versioning import CommitOutcome, Revision, commit_revision, pending_revisions
 from .yamlio import LoadedYaml, load_yaml_file
 
-__all__ = ["Store", "DomainDoc", "WriteResult", "MAX_TEXT_CHARS", "manual_item", "parse_item"]
+__all__ = ["Store", "DomainDoc", "WriteResult", "MAX_TEXT_CHARS", "manual_item", "parse_item", "describe_entry"]
 
 MAX_TEXT_CHARS = 10_000  # the feedback-loop seed's per-payload cap
 
@@ -84,6 +86,13 @@ class WriteResult:
     lines: int = 0
     over_by: int = 0
     changed: bool = False
+    commit: CommitOutcome | None = None
+
+
+def describe_entry(entry_id: str, section: str, text: str) -> str:
+    """One line of a commit body: `<id> <section>: <text>`, cut to stay readable."""
+    flat = " ".join(text.split())
+    return f"{entry_id} {section}: {flat[:100]}{'...' if len(flat) > 100 else ''}"
 
 
 class Store:
@@ -133,18 +142,60 @@ class Store:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
+        """Hold the write lock; on the way in, tidy after dead writers and restore lost deferred entries."""
         ensure_writable(self.project.expertise_dir)
         with write_lock(self.project.lock_path):
             remove_stale_temps(self.project.expertise_dir)
+            self._restore_deferred_entries()
             yield
 
-    def add_items(self, domain: str, items: list[tuple[str, Any]]) -> WriteResult:
-        """Append ``(section, raw item)`` pairs, skipping any whose id is already in the file."""
+    def _restore_deferred_entries(self) -> None:
+        """Put back entries of deferred revisions that vanished from disk before they were committed.
+
+        `git rebase --abort` and `git checkout -- .` discard uncommitted changes, including a learning
+        written while the rebase was going on. Only done when a commit can be made now, since that commit
+        is what ends the deferral.
+        """
+        git = self.project.git
+        if git is None:
+            return
+        pending = pending_revisions(self.project)
+        if not pending or busy_reason(git, index_wait=0) is not None:
+            return
+        wanted: dict[str, list[tuple[str, Any]]] = {}
+        for revision in pending:
+            for entry in revision.entries:
+                wanted.setdefault(entry["domain"], []).append((entry["section"], entry["item"]))
+        for domain, items in wanted.items():
+            try:
+                doc = self.load(domain)
+            except UserError:
+                continue  # a broken or removed file is the user's to fix; the record stays
+            present = {item_id(section, item) for section, _, item in doc.entries()}
+            missing = [(s, raw) for s, raw in items if item_id(s, parse_item(s, raw)) not in present]
+            if missing:
+                text = apply_edits(doc.loaded, [Append(section, raw) for section, raw in missing])
+                write_atomic(doc.path, text.encode("utf-8"))
+
+    def add_items(
+        self,
+        domain: str,
+        items: list[tuple[str, Any]],
+        *,
+        change: str = "manual",
+        session: str | None = None,
+        subject: str | None = None,
+    ) -> WriteResult:
+        """Append ``(section, raw item)`` pairs, skipping any whose id is already in the file.
+
+        The change is committed (or deferred) as one revision, inside the lock.
+        """
         with self.locked():
             doc = self.load(domain)
             result = WriteResult(domain, doc.path)
             seen = {item_id(section, item) for section, _, item in doc.entries()}
             edits: list[Edit] = []
+            described: dict[str, str] = {}
             for section, raw in items:
                 parsed = parse_item(section, raw)
                 new_id = item_id(section, parsed)
@@ -153,21 +204,50 @@ class Store:
                     continue
                 seen.add(new_id)
                 edits.append(Append(section, raw))
-                result.added.append(new_id)
-            if edits:
-                capped = fit_to_cap(doc.loaded, doc.model, edits, self.config.line_cap, parse_item)
-                self._commit_text(doc, capped, result)
-            else:
+                described[new_id] = describe_entry(new_id, section, item_text(parsed))
+            if not edits:
                 result.lines = doc.line_count
+                return result
+            capped = fit_to_cap(doc.loaded, doc.model, edits, self.config.line_cap, parse_item)
+            pruned_ids = {p.id for p in capped.pruned}
+            result.added = [entry for entry in described if entry not in pruned_ids]
+            count = len(result.added)
+            kept = {entry for entry in result.added}
+            revision = Revision(
+                entries=[
+                    {"domain": domain, "section": e.section, "item": e.item}
+                    for e in edits
+                    if isinstance(e, Append) and item_id(e.section, parse_item(e.section, e.item)) in kept
+                ],
+                domains=[domain],
+                change=change,
+                subject=subject or f"expertise({domain}): add {count} entr{'y' if count == 1 else 'ies'} by hand",
+                paths=[],
+                session=session,
+                added=[described[entry] for entry in result.added],
+                removed=[
+                    describe_entry(p.id, p.section, p.text) + " (pruned: line cap)"
+                    for p in capped.pruned
+                    if p.id not in described
+                ],
+            )
+            self._save(doc, capped, result, revision)
             return result
 
-    def _commit_text(self, doc: DomainDoc, capped: CapResult, result: WriteResult) -> None:
+    def _save(self, doc: DomainDoc, capped: CapResult, result: WriteResult, revision: Revision) -> None:
+        """Write the file and commit it as one revision. Call inside the lock."""
         result.pruned = capped.pruned
         result.lines = capped.lines
         result.over_by = capped.over_by
-        if capped.text != doc.loaded.text:
-            write_atomic(doc.path, capped.text.encode("utf-8"))
-            result.changed = True
+        if capped.text == doc.loaded.text:
+            return
+        write_atomic(doc.path, capped.text.encode("utf-8"))
+        result.changed = True
+        revision.paths = [self.relative(doc.path)]
+        result.commit = commit_revision(self.project, revision)
+
+    def relative(self, path: Path) -> str:
+        return path.resolve().relative_to(self.project.root).as_posix()
 
 
 def manual_item(section: str, text: str, *, error: str | None = None, solution: str | None = None) -> Any:

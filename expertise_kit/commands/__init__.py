@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from .add import add
+from .blame import blame
+from .diff import diff
+from .history import history
 from .init import init
 from .list import list_domains
+from .revert import revert
 from .schema import schema
 from .show import show
 
 __all__ = ["COMMANDS"]
 
-COMMANDS = [init, list_domains, show, add, schema]
+COMMANDS = [init, list_domains, show, add, history, diff, revert, blame, schema]

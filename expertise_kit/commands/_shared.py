@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import click
+
 from ..models import FailureEntry, Item, item_id
 from ..project import find_project
 from ..store import Store
+from ..versioning import CommitOutcome
 
-__all__ = ["open_store", "entry_record"]
+__all__ = ["open_store", "entry_record", "report_commit"]
 
 
 def open_store(start: Path) -> Store:
@@ -27,3 +30,16 @@ def entry_record(section: str, item: Item) -> dict[str, Any]:
         if isinstance(item, FailureEntry) and not item.solution:
             record["solution"] = None
     return record
+
+
+def report_commit(outcome: CommitOutcome | None) -> None:
+    """One line about the revision's commit: its hash, or why it was deferred (on stderr)."""
+    if outcome is None:
+        return
+    if outcome.sha:
+        also = (
+            f" (with {outcome.synced} deferred revision{'s' if outcome.synced != 1 else ''})" if outcome.synced else ""
+        )
+        click.echo(f"committed {outcome.sha[:12]}{also}")
+    elif outcome.deferred:
+        click.echo(f"note: commit deferred: {outcome.deferred}; {outcome.hint}", err=True)

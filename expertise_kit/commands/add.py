@@ -4,7 +4,7 @@ import click
 
 from ..names import normalise_section
 from ..store import manual_item
-from ._shared import open_store
+from ._shared import open_store, report_commit
 
 
 @click.command()
@@ -33,6 +33,7 @@ def add(ctx: click.Context, domain: str, section: str, text: str, error: str | N
     for pruned in result.pruned:
         kind = "learned" if pruned.learned else "hand-written"
         click.echo(f"warning: pruned {kind} {pruned.section} entry to stay under the cap: {pruned.text[:80]}", err=True)
+    report_commit(result.commit)
     if result.over_by:
         click.echo(
             f"warning: {relative} is still {result.over_by} lines over the {store.config.line_cap}-line cap",

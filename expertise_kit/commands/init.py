@@ -6,6 +6,7 @@ import click
 
 from ..project import project_for_init
 from ..scaffold import initialise
+from ._shared import report_commit
 
 
 @click.command()
@@ -25,3 +26,4 @@ def init(start: Path) -> None:
         click.echo(f"created {path.relative_to(project.root)}")
     for path in result.updated:
         click.echo(f"updated {path.relative_to(project.root)}")
+    report_commit(result.commit)

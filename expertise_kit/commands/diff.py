@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import UserError
+from ..project import find_project
+from ._output import echo_json
+
+
+@click.command()
+@click.argument("rev", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the entry changes per file.")
+@click.pass_obj
+def diff(start: Path, rev: str | None, as_json: bool) -> None:
+    """Show what changed, in entries: added (+), removed (-) and changed (~).
+
+    With no REV, the files on disk against the last commit (hand edits, deferred revisions). With REV,
+    what that revision changed. A range A..B compares two revisions.
+    """
+    from ..entrydiff import summarise
+    from ..git import open_repo
+    from ..revisions import resolve, revision_diffs, worktree_diffs
+
+    project = find_project(start)
+    if project.git is None:
+        raise UserError("not a git repository, so there is nothing to compare", hint="run `git init`")
+    with open_repo(project.git.toplevel) as repo:
+        if rev is None:
+            diffs = worktree_diffs(project, repo)
+        elif ".." in rev:
+            old, new = rev.split("..", 1)
+            diffs = revision_diffs(
+                project, repo, resolve(project, repo, old).sha, resolve(project, repo, new or "HEAD").sha
+            )
+        else:
+            target = resolve(project, repo, rev)
+            diffs = revision_diffs(project, repo, target.parent, target.sha)
+    if as_json:
+        echo_json(
+            [
+                {
+                    "path": d.path,
+                    "created": d.created,
+                    "deleted": d.deleted,
+                    "entries": [
+                        {"change": c.kind, "id": c.id, "section": c.section, "before": c.before, "after": c.after}
+                        for c in d.changes
+                    ],
+                    "keys": {k: {"before": b, "after": a} for k, (b, a) in d.keys.items()},
+                }
+                for d in diffs
+            ]
+        )
+        return
+    if not diffs:
+        click.echo("no entry changes", err=True)
+    for d in diffs:
+        status = " (new file)" if d.created else " (deleted)" if d.deleted else ""
+        click.echo(f"{d.path}{status}")
+        for change in d.changes:
+            click.echo(f"  {summarise(change)}")
+        for key, (before, after) in d.keys.items():
+            click.echo(f"  ~ {key}: {before!r} -> {after!r}")

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import UserError
+from ..names import validate_domain_name
+from ..project import find_project
+from ._output import echo_json
+from ._shared import report_commit
+
+
+def _ids(ids: list[str] | None) -> str:
+    if ids is None:
+        return "?"
+    return str(len(ids))
+
+
+@click.command()
+@click.argument("domain", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: one object per revision, newest first.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most N revisions.")
+@click.option("--sync", is_flag=True, help="Commit revisions that were deferred while git was busy.")
+@click.pass_obj
+def history(start: Path, domain: str | None, as_json: bool, limit: int | None, sync: bool) -> None:
+    """List revisions of the expertise files, newest first.
+
+    Each revision shows its commit, time, change type, session, and how many entries it added and
+    removed. Deferred revisions (made while git was busy) are listed first until they are committed.
+    """
+    project = find_project(start)
+    if domain is not None:
+        validate_domain_name(domain)
+    if sync:
+        from ..store import Store
+        from ..versioning import sync_pending
+
+        store = Store(project)
+        with store.locked():
+            outcome = sync_pending(project)
+        if outcome.deferred:
+            raise UserError(f"still deferred: {outcome.deferred}", hint=outcome.hint)
+        if not outcome.sha and not outcome.synced:
+            click.echo("nothing to sync", err=True)
+        report_commit(outcome)
+    from ..history import read_history
+
+    rows = read_history(project, domain, limit)
+    if as_json:
+        echo_json([row.as_json() for row in rows])
+        return
+    for row in rows:
+        commit = row.commit[:12] if row.commit else "(deferred)  "
+        change = ",".join(row.changes) + (" (by hand)" if row.by_hand else "")
+        session = f" session {','.join(row.sessions)}" if row.sessions else ""
+        counts = f"+{_ids(row.added)} -{_ids(row.removed)}"
+        click.echo(f"{commit}  {row.time}  {change:<18} {counts:<9} {row.subject}{session}")
