@@ -63,7 +63,9 @@ def main() -> None:
     _run([*expertise, "show", "database"], workdir, env)
     _run([*expertise, "list"], workdir, env)
     print(f"\n$ cat .expertise/database.yaml\n{(workdir / '.expertise' / 'database.yaml').read_text()}")
-    _run(["git", "log", "--oneline", "--", ".expertise"], workdir, env)
+    _run([*expertise, "history"], workdir, env)
+    _run([*expertise, "diff", "HEAD"], workdir, env)
+    _run(["git", "log", "-1", "--format=fuller", "--", ".expertise"], workdir, env)
     print(f"\nDone. The demo repo is left at {workdir} for you to look around.")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .project import GitLocation
 
-__all__ = ["busy_reason", "index_lock_path", "wait_for_index_lock"]
+__all__ = ["busy_reason", "index_lock_path", "wait_for_index_lock", "head_sha"]
 
 _IN_PROGRESS: tuple[tuple[str, str], ...] = (
     ("MERGE_HEAD", "a merge is in progress"),
@@ -71,4 +71,23 @@ def busy_reason(git: GitLocation, *, index_wait: float = 2.0) -> str | None:
         return "the current branch has no commits yet"
     if not wait_for_index_lock(git, index_wait):
         return f"{index_lock_path(git)} is held by another git process (delete it if none is running)"
+    return None
+
+
+def head_sha(git: GitLocation) -> str | None:
+    """The commit HEAD points at, read from the ref files; None when that takes git itself to answer."""
+    try:
+        head = (git.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref:"):
+        return head or None
+    ref = head[len("ref:") :].strip()
+    for base in (git.git_dir, git.common_dir):
+        try:
+            value = (base / ref).read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if len(value) in (40, 64):
+            return value
     return None

@@ -18,7 +18,7 @@ from typing import Any
 
 from .clock import iso, now
 from .git import GitError, open_repo, run_git
-from .gitstate import busy_reason, wait_for_index_lock
+from .gitstate import busy_reason, head_sha, wait_for_index_lock
 from .project import Project
 
 __all__ = [
@@ -174,7 +174,8 @@ def _commit(project: Project, revision: Revision, pending: list[Revision]) -> st
         for attempt in range(_INDEX_LOCK_RETRIES + 1):
             result = run_git(repo, args, check=False)
             if result.status == 0:
-                return str(run_git(repo, ["rev-parse", "HEAD"]).stdout.strip())
+                # A commit always leaves a loose ref behind; reading it saves a second git process.
+                return head_sha(project.git) or str(run_git(repo, ["rev-parse", "HEAD"]).stdout.strip())
             error = result.stderr + result.stdout
             if "did not match any file(s) known to git" in error:
                 # New files: stage exactly our paths, then the partial commit takes them.

@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..models import FailureEntry, Item, item_id
 from ..project import find_project
-from ..store import Store
-from ..versioning import CommitOutcome
+
+if TYPE_CHECKING:  # the store pulls in pydantic and ruamel: import it only when a command needs it
+    from ..models import Item
+    from ..store import Store
+    from ..versioning import CommitOutcome
 
 __all__ = ["open_store", "entry_record", "report_commit"]
 
 
 def open_store(start: Path) -> Store:
+    from ..store import Store
+
     return Store(find_project(start))
 
 
 def entry_record(section: str, item: Item) -> dict[str, Any]:
     """One entry as JSON: its id and section, then every field (plain strings become hand-written)."""
+    from ..models import FailureEntry, item_id
+
     record: dict[str, Any] = {"id": item_id(section, item), "section": section}
     if isinstance(item, str):
         key = "path" if section == "core_files" else ("issue" if section == "learned_from_failures" else "text")

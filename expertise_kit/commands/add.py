@@ -3,7 +3,6 @@ from __future__ import annotations
 import click
 
 from ..names import normalise_section
-from ..store import manual_item
 from ._shared import open_store, report_commit
 
 
@@ -20,6 +19,8 @@ def add(ctx: click.Context, domain: str, section: str, text: str, error: str | N
     SECTION is one of: core_files, patterns, best_practices, learned_from_failures,
     effective_patterns, successful_techniques. An entry already present (same id) is not added twice.
     """
+    from ..store import manual_item
+
     key = normalise_section(section)
     if (error or solution) and key != "learned_from_failures":
         raise click.UsageError("--error and --solution only apply to learned_from_failures")

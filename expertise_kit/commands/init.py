@@ -5,7 +5,6 @@ from pathlib import Path
 import click
 
 from ..project import project_for_init
-from ..scaffold import initialise
 from ._shared import report_commit
 
 
@@ -17,6 +16,8 @@ def init(start: Path) -> None:
     Safe to run again: files that exist are left alone, and missing ones (say, a domain newly added
     to config.yaml) are created.
     """
+    from ..scaffold import initialise
+
     project = project_for_init(start)
     result = initialise(project)
     if not result.created and not result.updated:

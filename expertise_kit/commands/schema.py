@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import click
 
-from ..scaffold import schema_text
-
 
 @click.command()
 def schema() -> None:
@@ -12,4 +10,6 @@ def schema() -> None:
     Every domain file names it in its first line, so editors with the YAML language server validate
     and complete as you type.
     """
+    from ..scaffold import schema_text
+
     click.echo(schema_text(), nl=False)

@@ -1,16 +1,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from ..models import FailureEntry, Item, is_learned, item_id, item_last_seen, item_text
+if TYPE_CHECKING:
+    from ..models import Item
 from ..names import ENTRY_SECTIONS
 from ._output import echo_json
 from ._shared import entry_record, open_store
 
 
 def _provenance(item: Item) -> str:
+    from ..models import is_learned, item_last_seen
+
     if not is_learned(item):
         return "hand-written"
     assert not isinstance(item, str)
@@ -31,6 +35,8 @@ def _provenance(item: Item) -> str:
 @click.pass_obj
 def show(start: Path, domain: str, as_json: bool) -> None:
     """Show one domain file, with the id of every entry."""
+    from ..models import FailureEntry, item_id, item_text
+
     store = open_store(start)
     doc = store.load(domain)
     model = doc.model
