@@ -50,7 +50,7 @@ def one_revision(runs: int) -> None:
             change="learned",
             subject=f"expertise(database): learn 1 entry from session s{n}",
             paths=[".expertise/database.yaml"],
-            session=f"s{n}",
+            sessions=[f"s{n}"],
             added=[f"0000{n:04d} patterns: entry {n}"],
         )
         start = time.perf_counter()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from importlib import resources
 import subprocess
 import sys
 import tempfile
@@ -60,6 +61,10 @@ def main() -> None:
         env,
     )
     _run([*expertise, "add", "database", "patterns", "always use uuid primary keys."], workdir, env)
+    sample = resources.files("expertise_kit") / "demo_data" / "sample-session.jsonl"
+    with resources.as_file(sample) as transcript:
+        _run([*expertise, "learn", str(transcript)], workdir, env)
+    _run([*expertise, "show", "testing"], workdir, env)
     _run([*expertise, "show", "database"], workdir, env)
     _run([*expertise, "list"], workdir, env)
     print(f"\n$ cat .expertise/database.yaml\n{(workdir / '.expertise' / 'database.yaml').read_text()}")

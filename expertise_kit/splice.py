@@ -196,6 +196,8 @@ def to_ruamel(value: Any) -> Any:
         node = CommentedMap()
         for key, inner in value.items():
             node[key] = to_ruamel(inner)
+        if "path" in value and all(not isinstance(v, (dict, list)) or k == "sessions" for k, v in value.items()):
+            node.fa.set_flow_style()  # a learned core file is one line: `- {path: src/db.py, ...}`
         return node
     if isinstance(value, list):
         seq = CommentedSeq(to_ruamel(inner) for inner in value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,10 +22,10 @@ from .config import Config, load_config
 from .errors import UserError
 from .gitstate import busy_reason
 from .ids import normalise_path
-from .models import DomainFile, FailureEntry, FileItem, Item, TextItem, item_id, item_text
+from .models import DomainFile, FailureEntry, FileItem, Item, TextItem, is_learned, item_id, item_text
 from .names import ENTRY_SECTIONS, validate_domain_name
 from .project import Project
-from .splice import Append, Edit, apply_edits
+from .splice import Append, Edit, Replace, apply_edits
 from .validation import raise_first_error
 from .versioning import CommitOutcome, Revision, commit_revision, pending_revisions
 from .yamlio import LoadedYaml, load_yaml_file
@@ -86,6 +86,19 @@ class WriteResult:
     lines: int = 0
     over_by: int = 0
     changed: bool = False
+    commit: CommitOutcome | None = None
+
+
+@dataclass
+class MergeResult:
+    domain: str
+    path: Path
+    added: list[dict[str, Any]] = field(default_factory=list)
+    updated: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    pruned: list[PrunedEntry] = field(default_factory=list)
+    lines: int = 0
+    over_by: int = 0
     commit: CommitOutcome | None = None
 
 
@@ -183,7 +196,7 @@ class Store:
         items: list[tuple[str, Any]],
         *,
         change: str = "manual",
-        session: str | None = None,
+        sessions: list[str] | None = None,
         subject: str | None = None,
     ) -> WriteResult:
         """Append ``(section, raw item)`` pairs, skipping any whose id is already in the file.
@@ -223,7 +236,7 @@ class Store:
                 change=change,
                 subject=subject or f"expertise({domain}): add {count} entr{'y' if count == 1 else 'ies'} by hand",
                 paths=[],
-                session=session,
+                sessions=sessions or [],
                 added=[described[entry] for entry in result.added],
                 removed=[
                     describe_entry(p.id, p.section, p.text) + " (pruned: line cap)"
@@ -233,6 +246,98 @@ class Store:
             )
             self._save(doc, capped, result, revision)
             return result
+
+    def merge_learned(
+        self,
+        domain: str,
+        items: list[tuple[str, dict[str, Any]]],
+        *,
+        sessions: list[str],
+        dry_run: bool = False,
+    ) -> MergeResult:
+        """Add new learnings and count recurrences of known ones, as one ``learned`` revision.
+
+        A learning already recorded from the same session is not counted again, so learning from one
+        transcript twice changes nothing. Hand-written entries are never rewritten.
+        """
+        with self.locked() if not dry_run else nullcontext():
+            doc = self.load(domain)
+            merge = MergeResult(domain, doc.path)
+            existing = {item_id(section, item): (section, index, item) for section, index, item in doc.entries()}
+            appended: dict[str, tuple[str, dict[str, Any]]] = {}
+            replaced: dict[tuple[str, int], dict[str, Any]] = {}
+            for section, raw in items:
+                entry = item_id(section, parse_item(section, raw))
+                text = item_text(parse_item(section, raw))
+                if entry in appended:
+                    appended[entry] = (section, combine_sightings(appended[entry][1], raw))
+                    continue
+                if entry not in existing:
+                    appended[entry] = (section, raw)
+                    continue
+                old_section, index, item = existing[entry]
+                if not is_learned(item):
+                    merge.rejected.append(
+                        {"id": entry, "section": section, "text": text, "reason": "already known (hand-written)"}
+                    )
+                    continue
+                old_raw = replaced.get((old_section, index)) or doc.loaded.plain[old_section][index]
+                updated = _merged(old_raw, raw)
+                if updated is None:
+                    merge.rejected.append(
+                        {"id": entry, "section": section, "text": text, "reason": "already learned from this session"}
+                    )
+                    continue
+                replaced[(old_section, index)] = updated
+            edits: list[Edit] = [Replace(sec, index, raw) for (sec, index), raw in replaced.items()]
+            edits += [Append(section, raw) for section, raw in appended.values()]
+            for entry, (section, raw) in appended.items():
+                merge.added.append({"id": entry, "section": section, "text": item_text(parse_item(section, raw))})
+            for (sec, _index), raw in replaced.items():
+                item = parse_item(sec, raw)
+                merge.updated.append(
+                    {
+                        "id": item_id(sec, item),
+                        "section": sec,
+                        "text": item_text(item),
+                        "recurrence": raw.get("recurrence"),
+                    }
+                )
+            if not edits:
+                merge.lines = doc.line_count
+                return merge
+            capped = fit_to_cap(doc.loaded, doc.model, edits, self.config.line_cap, parse_item)
+            merge.pruned, merge.lines, merge.over_by = capped.pruned, capped.lines, capped.over_by
+            if dry_run:
+                return merge
+            kept = {p.id for p in capped.pruned}
+            added_lines = [describe_entry(a["id"], a["section"], a["text"]) for a in merge.added if a["id"] not in kept]
+            count = len(added_lines)
+            parts = [f"learn {count} entr{'y' if count == 1 else 'ies'}"] if count else []
+            if merge.updated:
+                parts.append(f"update {len(merge.updated)}")
+            source = f"session {sessions[0][:8]}" if len(sessions) == 1 else f"{len(sessions)} sessions"
+            revision = Revision(
+                domains=[domain],
+                change="learned",
+                subject=f"expertise({domain}): {' and '.join(parts) or 'prune'} from {source}",
+                paths=[],
+                sessions=sessions,
+                added=added_lines,
+                removed=[describe_entry(p.id, p.section, p.text) + " (pruned: line cap)" for p in capped.pruned],
+                notes=[f"~ {describe_entry(u['id'], u['section'], u['text'])} (seen again)" for u in merge.updated][
+                    :20
+                ],
+                entries=[
+                    {"domain": domain, "section": section, "item": raw}
+                    for entry, (section, raw) in appended.items()
+                    if entry not in kept
+                ],
+            )
+            result = WriteResult(domain, doc.path)
+            self._save(doc, capped, result, revision)
+            merge.commit = result.commit
+            return merge
 
     def _save(self, doc: DomainDoc, capped: CapResult, result: WriteResult, revision: Revision) -> None:
         """Write the file and commit it as one revision. Call inside the lock."""
@@ -274,3 +379,34 @@ def manual_item(section: str, text: str, *, error: str | None = None, solution: 
     if section not in ENTRY_SECTIONS:
         raise UserError(f"unknown section {section!r}", hint="use one of " + ", ".join(ENTRY_SECTIONS))
     return cleaned
+
+
+_MAX_SESSIONS_KEPT = 20  # an entry seen in hundreds of sessions keeps the latest; recurrence keeps the count
+
+
+def _merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
+    """``old`` updated with a new sighting, keeping its key order and unknown keys; None if not new."""
+    known = [str(s) for s in old.get("sessions") or []]
+    fresh = [s for s in new.get("sessions") or [] if str(s) not in known]
+    if not fresh:
+        return None
+    merged = dict(old)
+    merged["sessions"] = [*(old.get("sessions") or []), *fresh][-_MAX_SESSIONS_KEPT:]
+    merged["recurrence"] = int(old.get("recurrence") or 1) + len(fresh)
+    stamps = [str(v) for v in (old.get("last_seen"), new.get("last_seen")) if v]
+    if stamps:
+        merged["last_seen"] = max(stamps)
+    if not old.get("solution") and new.get("solution"):
+        merged["solution"] = new["solution"]
+    return merged
+
+
+def combine_sightings(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """One learning seen in two sessions of the same batch."""
+    merged = _merged(first, second)
+    if merged is None:
+        return first
+    stamps = [str(v) for v in (first.get("first_seen"), second.get("first_seen")) if v]
+    if stamps:
+        merged["first_seen"] = min(stamps)
+    return merged

@@ -45,7 +45,7 @@ class Revision:
     change: str
     subject: str
     paths: list[str]  # relative to the project root
-    session: str | None = None
+    sessions: list[str] = field(default_factory=list)
     added: list[str] = field(default_factory=list)  # "<id> <section>: <text>"
     removed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -131,7 +131,7 @@ def _message(revision: Revision, pending: list[Revision]) -> str:
         trailers.append(f"{TRAILER_PREFIX}Domain: {domain}")
     for change in dict.fromkeys(r.change for r in everything):
         trailers.append(f"{TRAILER_PREFIX}Change: {change}")
-    for session in dict.fromkeys(r.session for r in everything if r.session):
+    for session in dict.fromkeys(s for r in everything for s in r.sessions):
         trailers.append(f"{TRAILER_PREFIX}Session: {session}")
     added = list(dict.fromkeys(i for r in everything for i in _ids(r.added)))
     removed = list(dict.fromkeys(i for r in everything for i in _ids(r.removed)))

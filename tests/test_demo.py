@@ -12,4 +12,6 @@ def test_demo_runs_end_to_end() -> None:
     assert "created .expertise/database.yaml" in done.stdout
     assert "already present as" in done.stdout  # the duplicate learning is refused
     assert "expertise: set up .expertise/ with 7 domains" in done.stdout  # history shows the commits
-    assert "Expertise-Change: manual" in done.stdout
+    assert "Expertise-Change: " in done.stdout
+    assert "testing: learned" in done.stdout  # the bundled sample session was learned from
+    assert "read shop/pricing.py first" in done.stdout

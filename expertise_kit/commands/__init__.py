@@ -7,6 +7,7 @@ from .blame import blame
 from .diff import diff
 from .history import history
 from .init import init
+from .learn import learn
 from .list import list_domains
 from .revert import revert
 from .schema import schema
@@ -14,4 +15,4 @@ from .show import show
 
 __all__ = ["COMMANDS"]
 
-COMMANDS = [init, list_domains, show, add, history, diff, revert, blame, schema]
+COMMANDS = [init, list_domains, show, add, learn, history, diff, revert, blame, schema]

@@ -53,6 +53,6 @@ def history(start: Path, domain: str | None, as_json: bool, limit: int | None, s
     for row in rows:
         commit = row.commit[:12] if row.commit else "(deferred)  "
         change = ",".join(row.changes) + (" (by hand)" if row.by_hand else "")
-        session = f" session {','.join(row.sessions)}" if row.sessions else ""
+        session = f" [session {', '.join(s[:8] for s in row.sessions)}]" if row.sessions else ""
         counts = f"+{_ids(row.added)} -{_ids(row.removed)}"
         click.echo(f"{commit}  {row.time}  {change:<18} {counts:<9} {row.subject}{session}")

@@ -1,0 +1,93 @@
+"""Which domain a task, a file or a learning belongs to.
+
+Words are matched whole (``ui`` never fires inside ``build``): text is split on camelCase, snake_case,
+kebab-case and punctuation, lowercased, and plurals are folded. Paths are read segment by segment and
+by extension, and a path signal weighs more than a word. Weak signals fall back to ``general``.
+This module is import-light on purpose: the pre-task hook uses it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Classification", "classify", "tokens", "path_matches", "Rules", "rules_from"]
+
+_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|\d+")
+PATH_WEIGHT = 3.0
+WORD_WEIGHT = 1.0
+MIN_SCORE = 1.0  # below this the signal is too weak: general
+SECONDARY_RATIO = 0.5  # a domain within half of the winner's score is a close secondary
+
+
+@dataclass(frozen=True)
+class Rules:
+    keywords: tuple[str, ...]
+    paths: tuple[str, ...]
+
+
+@dataclass
+class Classification:
+    domain: str
+    scores: dict[str, float] = field(default_factory=dict)
+    secondary: list[str] = field(default_factory=list)
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def tokens(text: str) -> list[str]:
+    """``getUserAPIToken`` -> get, user, api, token; ``user_tests`` -> user, test."""
+    return [_stem(word.lower()) for word in _WORD.findall(text)]
+
+
+def path_matches(path: str, rule: str) -> bool:
+    """``migrations/`` is a directory segment, ``*.sql`` a suffix, anything else a file name or segment."""
+    normalised = path.replace("\\", "/").strip("/")
+    parts = normalised.split("/")
+    if rule.endswith("/"):
+        wanted = rule.strip("/")
+        if "/" in wanted:
+            return f"/{wanted}/" in f"/{normalised}/"
+        return wanted in parts[:-1] or (normalised.endswith("/") and wanted == parts[-1])
+    if rule.startswith("*"):
+        return parts[-1].endswith(rule[1:])
+    return parts[-1] == rule or rule in parts
+
+
+def classify(
+    text: str,
+    files: Sequence[str],
+    rules: Mapping[str, Rules],
+    *,
+    fallback: str = "general",
+) -> Classification:
+    words = tokens(text)
+    scores: dict[str, float] = {}
+    for domain, rule in rules.items():
+        keywords = {_stem(k.lower()) for k in rule.keywords}
+        score = WORD_WEIGHT * sum(1 for word in words if word in keywords)
+        score += PATH_WEIGHT * sum(1 for path in files if any(path_matches(path, r) for r in rule.paths))
+        if score:
+            scores[domain] = score
+    if not scores:
+        return Classification(fallback, {})
+    best = max(sorted(scores), key=lambda d: scores[d])
+    if scores[best] < MIN_SCORE:
+        return Classification(fallback, scores)
+    secondary = [
+        d for d in sorted(scores, key=lambda d: -scores[d]) if d != best and scores[d] >= scores[best] * SECONDARY_RATIO
+    ]
+    return Classification(best, scores, secondary)
+
+
+def rules_from(domains: Iterable[tuple[str, Sequence[str], Sequence[str]]]) -> dict[str, Rules]:
+    return {name: Rules(tuple(keywords), tuple(paths)) for name, keywords, paths in domains}

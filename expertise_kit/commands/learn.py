@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._output import echo_json
+from ._shared import open_store, report_commit
+
+
+@click.command()
+@click.argument("transcripts", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "claude-code", "codex", "generic"]),
+    default="auto",
+    show_default=True,
+    help="The transcript format; auto detects it from the first records.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: per domain, what was added, updated and rejected.")
+@click.option("--dry-run", is_flag=True, help="Show what would be learned without writing or committing.")
+@click.pass_context
+def learn(ctx: click.Context, transcripts: tuple[Path, ...], fmt: str, as_json: bool, dry_run: bool) -> None:
+    """Learn from agent session transcripts and commit what they teach.
+
+    Reads Claude Code and Codex session logs (and the spec's generic JSON lines), finds failures and
+    their fixes, files touched, tool patterns that worked and techniques of sessions that ended well,
+    scrubs secrets from all of it, and merges it into the domain files: one commit per domain.
+    A transcript that can't be read is reported and the others are still learned from (exit 1).
+    """
+    from ..learn import learn_from
+
+    store = open_store(ctx.obj)
+    report = learn_from(store, list(transcripts), fmt=fmt, dry_run=dry_run)
+    if as_json:
+        echo_json(report.as_json())
+    else:
+        quiet = [s for s in report.sessions if not s["tool_calls"]]
+        for session in report.sessions:
+            if not session["tool_calls"]:
+                continue
+            click.echo(
+                f"session {session['id'][:12]} ({session['format']}): {session['tool_calls']} tool calls, "
+                f"{session['failures']} failures, {len(session['modified_files'])} files modified"
+            )
+        if quiet:
+            click.echo(f"{len(quiet)} transcript{'s' if len(quiet) != 1 else ''} with no tool calls: nothing to learn")
+        data = report.as_json()["domains"]
+        verb = "would learn" if dry_run else "learned"
+        for name, merge in data.items():
+            click.echo(
+                f"{name}: {verb} {len(merge['added'])} new, {len(merge['updated'])} seen again, "
+                f"{len(merge['rejected'])} rejected"
+            )
+            if not as_json and name in report.domains and not dry_run:
+                report_commit(report.domains[name].commit)
+        if not data and not report.errors:
+            click.echo("nothing to learn")
+    for warning in report.warnings:
+        click.echo(f"expertise: warning: {warning}", err=True)
+    for error in report.errors:
+        click.echo(f"expertise: error: {error}", err=True)
+    if report.errors:
+        ctx.exit(1)
