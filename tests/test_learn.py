@@ -326,3 +326,23 @@ def test_hook_style_invocation_has_no_traceback(tmp_path: Path, project: Path) -
         check=False,
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_cli_2_1_subagents_folder_is_read_with_its_session(tmp_path: Path) -> None:
+    main = ClaudeSession("21000000-0000-4000-8000-000000000021", version="2.1.3")
+    main.prompt("Split the pricing module")
+    main.tool("Task", {"description": "split", "prompt": "split pricing.py"}, "done")
+    main.say("Split.")
+    path = main.write(tmp_path / "21000000-0000-4000-8000-000000000021.jsonl")
+    agent = ClaudeSession(main.session_id, version="2.1.3")
+    agent.counter = 500  # distinct uuids
+    agent.prompt("split pricing.py")
+    agent.tool("Write", {"file_path": f"{CWD}/shop/tax.py", "content": "x"}, "ok")
+    for record in agent.records:
+        record.update(isSidechain=True, agentId="a77e2c1")
+    (tmp_path / path.stem / "subagents").mkdir(parents=True)
+    agent.write(tmp_path / path.stem / "subagents" / "agent-a77e2c1.jsonl")
+    session = read_transcript(path)
+    assert len(session.files_read) == 2
+    assert [c.modifies for c in session.threads["agent:a77e2c1"]] == [(f"{CWD}/shop/tax.py",)]
+    assert session.ended_well
