@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 import shlex
-from importlib import resources
 import subprocess
 import sys
 import tempfile
+from importlib import resources
 from pathlib import Path
 
 __all__ = ["main"]
