@@ -68,6 +68,7 @@ class Extraction:
     rejected: list[Rejected] = field(default_factory=list)
     failures_seen: int = 0
     modified_files: list[str] = field(default_factory=list)  # as the transcript names them
+    deleted_files: list[str] = field(default_factory=list)
     task: str = ""
 
 
@@ -257,6 +258,8 @@ def _files(extraction: Extraction, ctx: _Context) -> None:
             stamps[path] = call.timestamp
         for path in call.deletes:
             counts.pop(path, None)  # a file the session deleted is no core file
+            if path not in extraction.deleted_files:
+                extraction.deleted_files.append(path)
     extraction.modified_files = order
     inside = [p for p in order if p in counts and rel.get(p)]
     for path in order:

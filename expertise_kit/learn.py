@@ -68,6 +68,7 @@ def _session_record(extraction: Extraction, primary: str, project_root: Path) ->
         "tool_calls": len(session.calls),
         "failures": extraction.failures_seen,
         "modified_files": extraction.modified_files,
+        "deleted_files": extraction.deleted_files,
         "ended_well": session.ended_well,
         "task": extraction.task,
         "domain": primary,

@@ -114,6 +114,7 @@ def test_sample_session_learns_failures_fixes_files_patterns_and_technique(
     assert "Edit shop/pricing.py -> read shop/pricing.py first" in texts
     assert "`python -m pytest tests/test_checkout.py -q` -> edited shop/pricing.py" in texts
     assert {"shop/pricing.py", "shop/checkout.py", "shop/money.py"} <= {t for _, s, t in added if s == "core_files"}
+    assert data["sessions"][0]["deleted_files"] == ["shop/util.py"]  # the source of the `git mv`
     assert any(s == "effective_patterns" and t.startswith("Read -> Edit -> `python -m pytest`") for _, s, t in added)
     assert any(s == "effective_patterns" and t.startswith("Grep -> Read") for _, s, t in added)
     assert any(s == "successful_techniques" and "verified with `python -m pytest" in t for _, s, t in added)
