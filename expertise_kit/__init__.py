@@ -1,22 +1,31 @@
 """expertise_kit: per-domain memory for AI coding agents, kept as reviewable YAML in git.
 
-The public surface is small on purpose; everything else is internal and may change.
+The public surface is small on purpose; everything else is internal and may change. Names load lazily
+so ``python -m expertise_kit.hook`` (on every agent turn) imports nothing it does not use.
 """
 
 from __future__ import annotations
+
+TYPE_CHECKING = False  # typing costs ~2 ms to import, and the hook runs on every prompt
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "ExpertiseError", "UserError", "Store", "find_project", "project_for_init"]
 
-from .errors import ExpertiseError, UserError
-from .project import find_project, project_for_init
+_LAZY = {
+    "ExpertiseError": "errors",
+    "UserError": "errors",
+    "Store": "store",
+    "find_project": "project",
+    "project_for_init": "project",
+}
 
 
-def __getattr__(name: str) -> object:
-    # The store pulls in pydantic and ruamel; keep `import expertise_kit` cheap for the hook path.
-    if name == "Store":
-        from .store import Store
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
 
-        return Store
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(name)

@@ -43,6 +43,7 @@ class CapResult:
     lines: int
     pruned: list[PrunedEntry] = field(default_factory=list)
     over_by: int = 0  # lines still over the cap after pruning everything we may
+    edits: list[Edit] = field(default_factory=list)  # what was applied, pruning included
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def fit_to_cap(loaded: LoadedYaml, model: DomainFile, edits: list[Edit], cap: in
     text = apply_edits(loaded, edits, verify=False)
     lines = count_lines(text)
     if lines <= cap:
-        return CapResult(apply_edits(loaded, edits), lines)
+        return CapResult(apply_edits(loaded, edits), lines, edits=list(edits))
     edits = list(edits)
     pruned: list[PrunedEntry] = []
     queue = _victim_order(_candidates(loaded, model, edits, parse_item))
@@ -140,4 +141,4 @@ def fit_to_cap(loaded: LoadedYaml, model: DomainFile, edits: list[Edit], cap: in
         text = apply_edits(loaded, edits, verify=False)
         lines = count_lines(text)
     text = apply_edits(loaded, edits)
-    return CapResult(text, count_lines(text), pruned, max(0, count_lines(text) - cap))
+    return CapResult(text, count_lines(text), pruned, max(0, count_lines(text) - cap), edits)

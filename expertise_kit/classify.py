@@ -9,8 +9,10 @@ This module is import-light on purpose: the pre-task hook uses it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+
+TYPE_CHECKING = False  # the hook's path: no typing or dataclasses imports
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = ["Classification", "classify", "tokens", "path_matches", "Rules", "rules_from"]
 
@@ -21,17 +23,24 @@ MIN_SCORE = 1.0  # below this the signal is too weak: general
 SECONDARY_RATIO = 0.5  # a domain within half of the winner's score is a close secondary
 
 
-@dataclass(frozen=True)
 class Rules:
-    keywords: tuple[str, ...]
-    paths: tuple[str, ...]
+    __slots__ = ("keywords", "paths")
+
+    def __init__(self, keywords: tuple[str, ...], paths: tuple[str, ...]) -> None:
+        self.keywords = keywords
+        self.paths = paths
 
 
-@dataclass
 class Classification:
-    domain: str
-    scores: dict[str, float] = field(default_factory=dict)
-    secondary: list[str] = field(default_factory=list)
+    __slots__ = ("domain", "scores", "secondary")
+
+    def __init__(self, domain: str, scores: dict[str, float] | None = None, secondary: list[str] | None = None) -> None:
+        self.domain = domain
+        self.scores = scores or {}
+        self.secondary = secondary or []
+
+    def as_json(self) -> dict[str, object]:
+        return {"domain": self.domain, "scores": self.scores, "secondary": self.secondary}
 
 
 def _stem(word: str) -> str:

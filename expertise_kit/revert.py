@@ -137,4 +137,5 @@ def revert_revision(store: Store, rev: str) -> RevertResult:
             reverts=target.sha,
         )
         result.commit = commit_revision(project, revision)
+        store.refresh_cache()
         return result

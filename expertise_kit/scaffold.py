@@ -95,6 +95,10 @@ def initialise(project: Project) -> InitResult:
                 paths=[p.relative_to(project.root).as_posix() for p in files],
             )
             result.commit = commit_revision(project, revision)
+        if files:
+            from .store import Store
+
+            Store(project, config).refresh_cache()
     return result
 
 

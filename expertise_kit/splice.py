@@ -343,6 +343,11 @@ def _expected(plain: dict[str, Any], edits: list[Edit]) -> dict[str, Any]:
     return result
 
 
+def expected_plain(loaded: LoadedYaml, edits: list[Edit]) -> dict[str, Any]:
+    """The plain data a file holds after ``edits``: what ``apply_edits`` verified its text against."""
+    return _expected(loaded.plain, edits)
+
+
 def _dump_edited_tree(loaded: LoadedYaml, edits: list[Edit]) -> str:
     tree = parse_yaml_text(loaded.text, loaded.path).tree  # a fresh copy to mutate
     removed: dict[str, set[int]] = {}

@@ -25,7 +25,7 @@ from .ids import normalise_path
 from .models import DomainFile, FailureEntry, FileItem, Item, TextItem, is_learned, item_id, item_text
 from .names import ENTRY_SECTIONS, validate_domain_name
 from .project import Project
-from .splice import Append, Edit, Replace, apply_edits
+from .splice import Append, Edit, Replace, apply_edits, expected_plain
 from .validation import raise_first_error
 from .versioning import CommitOutcome, Revision, commit_revision, pending_revisions
 from .yamlio import LoadedYaml, load_yaml_file
@@ -187,8 +187,9 @@ class Store:
             present = {item_id(section, item) for section, _, item in doc.entries()}
             missing = [(s, raw) for s, raw in items if item_id(s, parse_item(s, raw)) not in present]
             if missing:
-                text = apply_edits(doc.loaded, [Append(section, raw) for section, raw in missing])
-                write_atomic(doc.path, text.encode("utf-8"))
+                edits: list[Edit] = [Append(section, raw) for section, raw in missing]
+                write_atomic(doc.path, apply_edits(doc.loaded, edits).encode("utf-8"))
+                self.refresh_cache({domain: expected_plain(doc.loaded, edits)})
 
     def add_items(
         self,
@@ -350,6 +351,19 @@ class Store:
         result.changed = True
         revision.paths = [self.relative(doc.path)]
         result.commit = commit_revision(self.project, revision)
+        self.refresh_cache({doc.name: expected_plain(doc.loaded, capped.edits)})
+
+    def refresh_cache(self, changed: dict[str, dict[str, Any]] | None = None) -> None:
+        """Keep the pre-task hook's cache in step with a write. Never fails the write itself."""
+        from .cachebuild import rebuild_cache, update_cache
+
+        try:
+            if changed is None:
+                rebuild_cache(self)
+            else:
+                update_cache(self, changed)
+        except Exception:  # noqa: BLE001 - a stale cache is detected and rebuilt by the hook
+            pass
 
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.project.root).as_posix()

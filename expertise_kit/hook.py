@@ -1,0 +1,165 @@
+"""The agent hook entry points: ``python -I -m expertise_kit.hook pre|post --agent NAME``.
+
+``pre`` runs on every prompt, so it imports only the standard library and this package's light modules
+(classify, render, cache): no git, YAML, pydantic or click. ``post`` learns from the session transcript.
+Both never break the agent: on any problem they print nothing on stdout, one line on stderr, exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+TYPE_CHECKING = False  # typing and dataclasses cost milliseconds on every prompt
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["main", "AGENT_EVENTS"]
+
+MAX_STDIN = 4 << 20
+# File names a prompt mentions: `src/db/models.py`, `schema.sql`.
+_PATHISH = re.compile(
+    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w+"
+    r"|[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|sql|java|rb|vue|css|ya?ml|tf|toml)\b"
+)
+
+# The event each agent fires before a task, by agent, and how it takes extra context.
+AGENT_EVENTS: dict[str, dict[str, str]] = {
+    "claude-code": {"prompt": "UserPromptSubmit", "start": "SessionStart"},
+    "codex": {"prompt": "UserPromptSubmit", "start": "SessionStart"},
+    "gemini": {"prompt": "BeforeAgent", "start": "SessionStart"},
+    "cursor": {"prompt": "beforeSubmitPrompt", "start": "sessionStart"},
+}
+
+
+def _find_expertise(start: str) -> str | None:
+    directory = os.path.realpath(start)
+    while True:
+        candidate = os.path.join(directory, ".expertise")
+        if os.path.isdir(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if os.path.exists(os.path.join(directory, ".git")) or parent == directory:
+            return None
+        directory = parent
+
+
+def _load_cache(expertise_dir: str) -> dict[str, Any]:
+    from .cache import read_fresh_cache
+
+    cache = read_fresh_cache(expertise_dir)
+    if cache is None:
+        # A hand edit or a first run: rebuild once, with the heavy machinery, and carry on.
+        from pathlib import Path
+
+        from .cachebuild import rebuild_cache
+        from .project import find_project
+        from .store import Store
+
+        cache = rebuild_cache(Store(find_project(Path(expertise_dir).parent)))
+    return cache
+
+
+def _choose_domains(cache: dict[str, Any], prompt: str, files: list[str]) -> list[str]:
+    from .classify import Rules, classify
+
+    config = cache.get("config") or {}
+    rules = {
+        name: Rules(tuple(spec.get("keywords") or ()), tuple(spec.get("paths") or ()))
+        for name, spec in (config.get("domains") or {}).items()
+    }
+    if not prompt.strip() and not files:
+        return ["general"]
+    result = classify(prompt, files, rules)
+    return [result.domain, *result.secondary[:2]]
+
+
+def _emit(agent: str, event: str, text: str) -> None:
+    if not text:
+        return
+    if agent == "cursor":
+        payload: dict[str, Any] = {"additional_context": text}
+    else:
+        payload = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False))
+    sys.stdout.write("\n")
+
+
+def pre_task(agent: str, payload: dict[str, Any]) -> None:
+    from .render import render_section
+
+    cwd = str(payload.get("cwd") or os.getcwd())
+    expertise_dir = _find_expertise(cwd)
+    if expertise_dir is None:
+        return  # not an expertise project: stay silent
+    prompt = str(payload.get("prompt") or payload.get("user_prompt") or "")
+    files = list(dict.fromkeys(_PATHISH.findall(prompt)))
+    cache = _load_cache(expertise_dir)
+    domains = _choose_domains(cache, prompt, files)
+    result = render_section(cache, domains, task=prompt, files=files)
+    event = str(payload.get("hook_event_name") or AGENT_EVENTS[agent]["prompt" if prompt else "start"])
+    _emit(agent, event, result.text)
+
+
+def _wait_for_flush(path: str, settle: float = 0.3, limit: float = 3.0) -> None:
+    """Agents write the last records a moment after the hook fires: wait until the size holds still."""
+    deadline = time.monotonic() + limit
+    last = -1
+    while time.monotonic() < deadline:
+        size = os.path.getsize(path) if os.path.exists(path) else -1
+        if size == last and size >= 0:
+            return
+        last = size
+        time.sleep(settle)
+
+
+def post_session(agent: str, payload: dict[str, Any]) -> None:
+    transcript = payload.get("transcript_path")
+    if not transcript:
+        raise _Quiet("no transcript_path in the hook input; nothing to learn")
+    cwd = str(payload.get("cwd") or os.getcwd())
+    if _find_expertise(cwd) is None:
+        return
+    path = os.path.expanduser(str(transcript))
+    _wait_for_flush(path)
+    from pathlib import Path
+
+    from .learn import learn_from
+    from .project import find_project
+    from .store import Store
+
+    report = learn_from(Store(find_project(Path(cwd))), [Path(path)])
+    added = sum(len(m.added) for m in report.domains.values())
+    seen = sum(len(m.updated) for m in report.domains.values())
+    sys.stderr.write(f"expertise: learned {added} new, {seen} seen again from {os.path.basename(path)}\n")
+
+
+class _Quiet(Exception):
+    """A reason to do nothing, said on stderr."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        mode = args[0] if args else ""
+        agent = args[args.index("--agent") + 1] if "--agent" in args else "claude-code"
+        if mode not in ("pre", "post") or agent not in AGENT_EVENTS:
+            raise _Quiet(f"usage: python -m expertise_kit.hook pre|post --agent {'|'.join(AGENT_EVENTS)}")
+        raw = sys.stdin.read(MAX_STDIN) if not sys.stdin.isatty() else ""
+        payload = json.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            raise _Quiet("hook input is not a JSON object")
+        (pre_task if mode == "pre" else post_session)(agent, payload)
+    except BaseException as exc:  # noqa: BLE001 - the agent must never see us fail
+        if isinstance(exc, KeyboardInterrupt):
+            return 0
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        sys.stderr.write(f"expertise hook: {message[:300]}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
