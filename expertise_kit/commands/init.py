@@ -9,8 +9,14 @@ from ._shared import report_commit
 
 
 @click.command()
+@click.option(
+    "--agent",
+    type=click.Choice(["claude-code", "codex", "gemini", "cursor"]),
+    default=None,
+    help="Also install this agent's hooks.",
+)
 @click.pass_obj
-def init(start: Path) -> None:
+def init(start: Path, agent: str | None) -> None:
     """Create .expertise/ with its config and the domain files.
 
     Safe to run again: files that exist are left alone, and missing ones (say, a domain newly added
@@ -20,6 +26,12 @@ def init(start: Path) -> None:
 
     project = project_for_init(start)
     result = initialise(project)
+    if agent:
+        from ..installer import install_hooks
+
+        hooked = install_hooks(project.root, agent)
+        if hooked.changed:
+            click.echo(f"installed {agent} hooks in {hooked.path.relative_to(project.root)}")
     if not result.created and not result.updated:
         click.echo(f"{project.expertise_dir} is already set up; nothing to do")
         return
