@@ -49,6 +49,5 @@ def uninstall(start: Path, agent: str | None) -> None:
             removed = True
             events = ", ".join(sorted(set(result.events)))
             click.echo(f"removed {name} hooks ({events}) from {result.path.relative_to(project.root)}")
-            )
     if not removed:
         click.echo("no expertise_kit hooks found; nothing changed")
