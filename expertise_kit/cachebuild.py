@@ -12,6 +12,7 @@ from .atomic import write_atomic
 from .cache import CACHE_VERSION, cache_path, signature, signatures_for
 from .classify import tokens
 from .config import Config
+from .errors import UserError
 from .models import FailureEntry, FileEntry, TextEntry, is_learned, item_id, item_last_seen
 from .names import ENTRY_SECTIONS
 from .store import Store, parse_item
@@ -91,8 +92,9 @@ def rebuild_cache(store: Store) -> dict[str, Any]:
     for name in names:
         try:
             domains[name] = domain_payload(store.load(name).loaded.plain)
-        except Exception:  # noqa: BLE001 - a broken file must not take the others' expertise away
-            domains[name] = {"overview": "", "entries": [], "error": True}
+        except Exception as exc:  # noqa: BLE001 - a broken file must not take the others' expertise away
+            message = exc.one_line() if isinstance(exc, UserError) else f"{name}.yaml: {exc}"
+            domains[name] = {"overview": "", "entries": [], "error": message}
     data = {"version": CACHE_VERSION, "config": _config_payload(store.config), "files": before, "domains": domains}
     if signatures_for(directory, names) == before:  # nothing changed under us while we read
         _write(directory, data)

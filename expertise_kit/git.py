@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import ExpertiseError
+from .errors import ExpertiseError, UserError
 
 if TYPE_CHECKING:
     from git import Repo
@@ -69,7 +69,10 @@ def _environment(extra: dict[str, str] | None) -> dict[str, str]:
 @contextmanager
 def open_repo(path: Path) -> Iterator[Repo]:
     """A GitPython Repo that is always closed, so no `git cat-file` child outlives its use."""
-    from git import Repo
+    try:
+        from git import Repo
+    except ImportError:  # GitPython will not load without a working git executable
+        raise UserError("git is not available", hint="install git or put it on PATH") from None
 
     repo = Repo(path)
     try:

@@ -99,6 +99,9 @@ def pre_task(agent: str, payload: dict[str, Any]) -> None:
     files = list(dict.fromkeys(_PATHISH.findall(prompt)))
     cache = _load_cache(expertise_dir)
     domains = _choose_domains(cache, prompt, files)
+    broken = [cache["domains"][d]["error"] for d in domains if (cache.get("domains", {}).get(d) or {}).get("error")]
+    if broken:
+        raise _Quiet(f"{broken[0]} (fix the file; no expertise was injected)")
     result = render_section(cache, domains, task=prompt, files=files)
     event = str(payload.get("hook_event_name") or AGENT_EVENTS[agent]["prompt" if prompt else "start"])
     _emit(agent, event, result.text)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .clock import iso, now
+from .errors import UserError
 from .git import GitError, open_repo, run_git
 from .gitstate import busy_reason, head_sha, wait_for_index_lock
 from .project import Project
@@ -214,6 +215,14 @@ def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
     except GitError as exc:
         _record_pending(project, revision, exc.stderr.strip().splitlines()[0] if exc.stderr.strip() else str(exc))
         return CommitOutcome(deferred=str(exc), hint="fix that, then run `expertise history --sync`")
+    except Exception as exc:
+        # No git executable: GitPython fails to load (ImportError, our UserError) or to spawn git
+        # (its GitCommandNotFound). The file is written; the revision waits for git.
+        if not isinstance(exc, (ImportError, OSError, UserError)) and not type(exc).__module__.startswith("git"):
+            raise
+        reason = "git is not available"
+        _record_pending(project, revision, reason)
+        return CommitOutcome(deferred=reason, hint="install git, then run `expertise history --sync`")
     _clear_pending(project)
     return CommitOutcome(sha=sha or None, synced=len(pending))
 
