@@ -1,0 +1,101 @@
+"""The pre-task hook with 7 domains at the 1000-line cap, side by side with `python -I -c pass`.
+
+Budget: p50 <= 2.0x Python's own start-up. Also prints the cold cache rebuild (after a hand edit).
+
+Run: python bench/bench_hook.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import bench_env, expertise_argv, p50, python_startup, temp_repo  # noqa: E402
+
+from expertise_kit.cap import count_lines  # noqa: E402
+from expertise_kit.installer import hook_command  # noqa: E402
+from expertise_kit.names import DEFAULT_DOMAINS  # noqa: E402
+
+WORDS = [
+    "migration",
+    "index",
+    "query",
+    "schema",
+    "endpoint",
+    "route",
+    "button",
+    "layout",
+    "fixture",
+    "mock",
+    "token",
+    "deploy",
+    "docker",
+    "cache",
+]
+
+
+def fill(root: Path) -> None:
+    """Each domain file at the cap: failures with fixes, patterns, practices, files."""
+    for domain in DEFAULT_DOMAINS:
+        lines = [f"domain: {domain}", f"overview: The {domain} side of the demo shop.", "core_files:"]
+        lines += [
+            f"  - {{path: src/{domain}/module_{n}.py, source: learned, recurrence: {n % 5 + 1}}}" for n in range(60)
+        ]
+        lines.append("patterns:")
+        lines += [f"  - Prefer {WORDS[n % len(WORDS)]} helpers in {domain} module {n}" for n in range(120)]
+        lines.append("learned_from_failures:")
+        n = 0
+        while len(lines) < 990:
+            word = WORDS[n % len(WORDS)]
+            lines += [
+                f"  - issue: '`pytest tests/{domain}/test_{word}_{n}.py`'",
+                f"    error: 'AssertionError: {word} {n} expected 1 got 2'",
+                f"    solution: edited src/{domain}/{word}_{n}.py",
+                "    source: learned",
+                f"    sessions: [s{n}]",
+                f"    last_seen: '2026-11-{1 + n % 28:02d}T10:00:00Z'",
+            ]
+            n += 1
+        (root / ".expertise" / f"{domain}.yaml").write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=40)
+    args = parser.parse_args()
+    env = bench_env()
+    root = temp_repo(env)
+    subprocess.run([*expertise_argv(), "-C", str(root), "init"], env=env, check=True, capture_output=True)
+    fill(root)
+    sizes = [count_lines((root / ".expertise" / f"{d}.yaml").read_text()) for d in DEFAULT_DOMAINS]
+    command = hook_command("pre", "claude-code")
+    payload = json.dumps(
+        {"prompt": "fix the failing migration index test", "cwd": str(root), "hook_event_name": "UserPromptSubmit"}
+    )
+
+    def hook_once() -> tuple[float, str]:
+        start = time.perf_counter()
+        done = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True, env=env, cwd=root)
+        return time.perf_counter() - start, done.stdout
+
+    cold, output = hook_once()  # no cache yet: the hand-written files force one rebuild
+    assert output, "the hook printed nothing"
+    hook_times, startup_times = [], []
+    for _ in range(args.runs):  # alternate, so both see the same machine load
+        hook_times.append(hook_once()[0])
+        startup_times.append(python_startup(1, env)[0])
+    context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
+    print(f"7 domains at the cap: {sizes} lines; injected {len(context):,} characters; p50 of {args.runs} runs\n")
+    print(f"  python -I -c pass                       {p50(startup_times) * 1000:7.1f} ms")
+    print(f"  pre-task hook (installed command)       {p50(hook_times) * 1000:7.1f} ms")
+    print(f"  ratio                                   {p50(hook_times) / p50(startup_times):7.2f}x   (budget <= 2.0)")
+    print(f"  cold cache rebuild (first run, all 7)   {cold * 1000:7.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
