@@ -18,6 +18,7 @@ __all__ = ["Classification", "classify", "tokens", "path_matches", "Rules", "rul
 
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|\d+")
 PATH_WEIGHT = 3.0
+PATH_WORD_WEIGHT = 1.0  # a keyword inside a path segment: a hint, weaker than a path rule
 WORD_WEIGHT = 1.0
 MIN_SCORE = 1.0  # below this the signal is too weak: general
 SECONDARY_RATIO = 0.5  # a domain within half of the winner's score is a close secondary
@@ -80,11 +81,22 @@ def classify(
     fallback: str = "general",
 ) -> Classification:
     words = tokens(text)
+    path_words = {path: set(tokens(path.rsplit(".", 1)[0])) for path in files}
+    # A change that comes with its tests belongs to the code it changes: its test files weigh less.
+    test_rules = rules["testing"].paths if "testing" in rules else ()
+    test_files = {p for p in files if any(path_matches(p, r) for r in test_rules)}
+    with_code = bool(test_files) and len(test_files) < len(files)
     scores: dict[str, float] = {}
     for domain, rule in rules.items():
         keywords = {_stem(k.lower()) for k in rule.keywords}
         score = WORD_WEIGHT * sum(1 for word in words if word in keywords)
-        score += PATH_WEIGHT * sum(1 for path in files if any(path_matches(path, r) for r in rule.paths))
+        for path in files:
+            if any(path_matches(path, r) for r in rule.paths):
+                # A test file is about testing first: its other path matches are only hints.
+                weak = (with_code and domain == "testing") or (path in test_files and domain != "testing")
+                score += PATH_WORD_WEIGHT if weak else PATH_WEIGHT
+            elif keywords & path_words[path]:
+                score += PATH_WORD_WEIGHT  # `packages/db-postgres/...` says database without a rule for it
         if score:
             scores[domain] = score
     if not scores:

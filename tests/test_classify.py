@@ -82,8 +82,14 @@ def test_a_strong_path_outranks_a_weak_word() -> None:
 
 
 def test_close_domains_come_back_as_secondary() -> None:
-    result = classify("add a login endpoint", ["src/api/login.py", "tests/test_login.py"], RULES)
-    assert result.domain == "api" and result.secondary == ["testing"]
+    result = classify("add an orders table and its endpoint", ["db/migrations/0004.sql", "api/routes/orders.py"], RULES)
+    assert {result.domain, *result.secondary} == {"api", "database"}
+
+
+def test_tests_that_come_with_code_weigh_less() -> None:
+    result = classify("handle empty carts", ["shop/components/Cart.tsx", "shop/components/Cart.test.tsx"], RULES)
+    assert result.domain == "frontend"
+    assert classify("handle empty carts", ["shop/components/Cart.test.tsx"], RULES).domain == "testing"
 
 
 def test_weak_signal_falls_back_to_general() -> None:
