@@ -65,6 +65,7 @@ def main() -> None:
     with resources.as_file(sample) as transcript:
         _run([*expertise, "learn", str(transcript)], workdir, env)
     _run([*expertise, "show", "testing"], workdir, env)
+    _run([*expertise, "render", "--task", "the checkout test fails after the pricing change"], workdir, env)
     _run([*expertise, "show", "database"], workdir, env)
     _run([*expertise, "list"], workdir, env)
     print(f"\n$ cat .expertise/database.yaml\n{(workdir / '.expertise' / 'database.yaml').read_text()}")

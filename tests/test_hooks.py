@@ -183,3 +183,20 @@ def test_the_hook_path_imports_nothing_heavy(learned: Path) -> None:
     )
     assert "Project expertise" in done.stdout
     assert done.stderr.endswith("HEAVY="), done.stderr
+
+
+SNIPPETS = {
+    "claude-code": "claude-code.settings.json",
+    "codex": "codex.hooks.json",
+    "gemini": "gemini.settings.json",
+    "cursor": "cursor.hooks.json",
+}
+
+
+@pytest.mark.parametrize("agent", sorted(SNIPPETS))
+def test_the_snippets_in_hooks_dir_are_what_install_writes(tmp_path: Path, agent: str) -> None:
+    from expertise_kit.installer import install_hooks
+
+    written = install_hooks(tmp_path, agent, python="/path/to/venv/bin/python").path.read_text()
+    snippet = Path(__file__).resolve().parents[1] / "hooks" / SNIPPETS[agent]
+    assert snippet.read_text() == written
