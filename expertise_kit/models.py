@@ -73,6 +73,7 @@ class Provenance(_Open):
     recurrence: int = Field(1, ge=1, description="How many times it was seen.")
     helpful: int = Field(0, ge=0, description="Feedback: times an agent found it helpful.")
     harmful: int = Field(0, ge=0, description="Feedback: times an agent found it harmful.")
+    stale: bool = Field(False, description="Set by validate when it mentions code that is gone.")
 
 
 class TextEntry(Provenance):
@@ -87,7 +88,6 @@ class FailureEntry(Provenance):
     issue: Annotated[str, BeforeValidator(_none_is_blank)] = Field("", description="What was being done.")
     error: Annotated[str, BeforeValidator(_none_is_blank)] = Field("", description="What went wrong.")
     solution: str | None = Field(None, description="What fixed it, when known.")
-    stale: bool = Field(False, description="Set by validate when it mentions code that is gone.")
 
 
 def _item_shape(value: Any) -> str:

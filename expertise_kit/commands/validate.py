@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import click
+
+from ._output import echo_json
+
+
+@click.command()
+@click.argument("domain", required=False)
+@click.option("--check", is_flag=True, help="Change nothing; exit 1 if anything needs correcting (for CI).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: per domain, what was corrected or found.")
+@click.pass_context
+def validate(ctx: click.Context, domain: str | None, check: bool, as_json: bool) -> None:
+    """Check the expertise against the code, and correct it in one commit per domain.
+
+    Renamed core files are followed (git's rename detection since the last validation), deleted ones
+    removed; entries that mention files or `symbols` the code no longer has are marked stale, not
+    deleted; failures not seen within the retention period are pruned; last_validated is set.
+    """
+    from ..errors import UserError
+    from ..validate import validate_domain
+    from ._shared import open_store, report_commit
+
+    store = open_store(ctx.obj)
+    names = [domain] if domain else list(store.config.domain_names)
+    reports, failures = [], []
+    for name in names:
+        try:
+            reports.append(validate_domain(store, name, check=check))
+        except UserError as exc:
+            if domain:
+                raise
+            failures.append(exc.one_line())
+    if as_json:
+        echo_json([r.as_json() for r in reports])
+    else:
+        for report in reports:
+            verb = "needed" if check else "made"
+            click.echo(f"{report.domain}: {report.problems} correction{'s' if report.problems != 1 else ''} {verb}")
+            for rename in report.renamed:
+                click.echo(f"  renamed  {rename['from']} -> {rename['to']}")
+            for path in report.removed:
+                click.echo(f"  removed  {path} (deleted)")
+            for stale in report.stale:
+                known = "" if stale["new"] else " (already marked)"
+                click.echo(
+                    f"  stale    {stale['id']} {stale['section']}: {', '.join(stale['missing'])} not found{known}"
+                )
+            for line in report.pruned_failures:
+                click.echo(f"  pruned   {line} (past retention)")
+            report_commit(report.commit)
+    for failure in failures:
+        click.echo(f"expertise: error: {failure}", err=True)
+    if failures or (check and any(r.problems for r in reports)):
+        ctx.exit(1)

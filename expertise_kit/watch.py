@@ -1,0 +1,270 @@
+"""``expertise watch``: keep the expertise true while you work.
+
+A watchdog observer collects file events; a debounce loop turns each quiet-after-a-burst batch into at
+most one revision per domain:
+
+- a hand edit to ``.expertise/<domain>.yaml`` is validated: valid, it is committed as a manual
+  revision authored by you; invalid, one line says why and the file is left exactly as written;
+- a code file moved or deleted updates ``core_files`` as ``validate`` would;
+- a ``git checkout`` (HEAD moved during the batch) changes nothing: the files come back on the way back.
+
+It ignores ``.git/``, caches and temp files, and stops cleanly on Ctrl-C or SIGTERM. It holds no
+GitPython repository between operations, so it leaves no ``git cat-file`` children behind.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import UserError
+from .gitstate import head_sha
+from .project import Project
+from .store import Store
+
+__all__ = ["Watcher", "run_watch", "IGNORED_PARTS"]
+
+IGNORED_PARTS = {
+    ".git", ".cache", "__pycache__", "node_modules", ".venv", "venv", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".hypothesis", ".tox", ".next", "dist", "build",
+}  # fmt: skip
+_IGNORED_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".pyc", ".lock")
+
+
+@dataclass
+class _Batch:
+    expertise: set[str] = field(default_factory=set)  # domain file names touched
+    moved: list[tuple[str, str]] = field(default_factory=list)  # code moves (relative paths)
+    deleted: list[str] = field(default_factory=list)
+    first: float = 0.0
+    last: float = 0.0
+    head: str | None = None  # HEAD when the batch began
+    count: int = 0
+
+
+class Watcher:
+    def __init__(
+        self, project: Project, *, debounce: float = 0.4, max_wait: float = 2.0, say: Callable[[str], None] = print
+    ) -> None:
+        self.project = project
+        self.root = project.root
+        self.expertise_dir = project.expertise_dir
+        self.debounce = debounce
+        self.max_wait = max_wait
+        self.say = say
+        self.lock = threading.Lock()
+        self.batch = _Batch()
+        self.stop_event = threading.Event()
+        self.events_seen = 0
+        self.revisions = 0
+
+    # -- collecting (watchdog's thread) ---------------------------------------------------------
+
+    def _relative(self, path: str) -> str | None:
+        try:
+            relative = Path(path).resolve().relative_to(self.root.resolve())
+        except ValueError:
+            return None
+        if any(part in IGNORED_PARTS for part in relative.parts) or relative.name.endswith(_IGNORED_SUFFIXES):
+            return None
+        return relative.as_posix()
+
+    def _note(self, kind: str, src: str, dest: str | None) -> None:
+        rel_src = self._relative(src)
+        rel_dest = self._relative(dest) if dest else None
+        if rel_src is None and rel_dest is None:
+            return
+        expertise = self.expertise_dir.name + "/"
+        with self.lock:
+            batch = self.batch
+            if not batch.count:
+                batch.first = time.monotonic()
+                batch.head = head_sha(self.project.git) if self.project.git else None
+            batch.count += 1
+            batch.last = time.monotonic()
+            self.events_seen += 1
+            for rel in (rel_src, rel_dest):
+                if rel and rel.startswith(expertise) and rel.endswith(".yaml") and "/" not in rel[len(expertise) :]:
+                    batch.expertise.add(rel[len(expertise) : -len(".yaml")])
+            if rel_src and not rel_src.startswith(expertise):
+                if kind == "moved" and rel_dest and not rel_dest.startswith(expertise):
+                    batch.moved.append((rel_src, rel_dest))
+                elif kind == "deleted":
+                    batch.deleted.append(rel_src)
+
+    def dispatch(self, event: Any) -> None:
+        kind = event.event_type
+        if kind in ("opened", "closed_no_write"):
+            return
+        self._note(kind, str(event.src_path), str(getattr(event, "dest_path", "") or "") or None)
+
+    # -- processing (main thread) ---------------------------------------------------------------
+
+    def _take_ready(self) -> _Batch | None:
+        with self.lock:
+            batch = self.batch
+            if not batch.count:
+                return None
+            quiet = time.monotonic() - batch.last >= self.debounce
+            overdue = time.monotonic() - batch.first >= self.max_wait
+            if not (quiet or overdue):
+                return None
+            self.batch = _Batch()
+            return batch
+
+    def process(self, batch: _Batch) -> None:
+        store = Store(self.project)
+        head_now = head_sha(self.project.git) if self.project.git else None
+        checkout = batch.head is not None and head_now != batch.head
+        for domain in sorted(batch.expertise):
+            if domain in store.config.domains:
+                self._hand_edit(store, domain)
+        if checkout:
+            if batch.moved or batch.deleted:
+                self.say("HEAD moved (a checkout or similar): code moves in this burst are not applied")
+            return
+        if batch.moved or batch.deleted:
+            self._code_moves(store, batch)
+
+    def _hand_edit(self, store: Store, domain: str) -> None:
+        from .git import open_repo
+        from .history import read_file_at
+        from .versioning import Revision, commit_revision, pending_revisions
+
+        path = self.expertise_dir / f"{domain}.yaml"
+        try:
+            with store.locked():
+                doc = store.load(domain)  # invalid: a UserError, and nothing else happens
+                if self.project.git is None:
+                    return
+                relative = store.relative(doc.path)
+                with open_repo(self.project.git.toplevel) as repo:
+                    committed = (
+                        read_file_at(
+                            repo,
+                            "HEAD",
+                            (self.project.root / relative).relative_to(self.project.git.toplevel).as_posix(),
+                        )
+                        if head_sha(self.project.git)
+                        else None
+                    )
+                if committed == doc.loaded.text or any(relative in p.paths for p in pending_revisions(self.project)):
+                    return  # our own write, already committed (or waiting to be)
+                outcome = commit_revision(
+                    self.project,
+                    Revision(
+                        domains=[domain],
+                        change="manual",
+                        subject=f"expertise({domain}): edit by hand",
+                        paths=[relative],
+                        by_hand=True,
+                    ),
+                )
+                store.refresh_cache({domain: doc.loaded.plain})
+                self.revisions += 1
+                self.say(
+                    f"{domain}: hand edit "
+                    + (f"committed {outcome.sha[:12]}" if outcome.sha else f"deferred: {outcome.deferred}")
+                )
+        except UserError as exc:
+            if path.exists():
+                self.say(f"{domain}: not committed: {exc.one_line()}")
+
+    def _code_moves(self, store: Store, batch: _Batch) -> None:
+        from .atomic import write_atomic
+        from .ids import normalise_path
+        from .splice import Edit, Remove, Replace, apply_edits, expected_plain
+        from .versioning import Revision, commit_revision
+
+        moves = {}
+        for src, dest in batch.moved:
+            if not (self.root / src).exists() and (self.root / dest).exists():
+                moves[normalise_path(src)] = normalise_path(dest)
+        gone = {normalise_path(p) for p in batch.deleted if not (self.root / p).exists()}
+        if not moves and not gone:
+            return
+        for domain in store.config.domain_names:
+            try:
+                with store.locked():
+                    doc = store.load(domain)
+                    edits: list[Edit] = []
+                    notes: list[str] = []
+                    for index, item in enumerate(doc.model.core_files):
+                        path = normalise_path(item if isinstance(item, str) else item.path)
+                        raw = doc.loaded.plain["core_files"][index]
+                        if path in moves:
+                            new = moves[path] if isinstance(raw, str) else {**raw, "path": moves[path]}
+                            edits.append(Replace("core_files", index, new))
+                            notes.append(f"~ core_files: {path} -> {moves[path]} (moved)")
+                        elif path in gone:
+                            edits.append(Remove("core_files", index))
+                            notes.append(f"- core_files: {path} (deleted)")
+                    if not edits:
+                        continue
+                    write_atomic(doc.path, apply_edits(doc.loaded, edits).encode("utf-8"))
+                    outcome = commit_revision(
+                        self.project,
+                        Revision(
+                            domains=[domain],
+                            change="validated",
+                            subject=f"expertise({domain}): follow {len(edits)} moved or deleted core file(s)",
+                            paths=[store.relative(doc.path)],
+                            notes=notes,
+                        ),
+                    )
+                    store.refresh_cache({domain: expected_plain(doc.loaded, edits)})
+                    self.revisions += 1
+                    self.say(
+                        f"{domain}: core_files updated ({len(edits)}) "
+                        + (f"committed {outcome.sha[:12]}" if outcome.sha else f"deferred: {outcome.deferred}")
+                    )
+            except UserError as exc:
+                self.say(f"{domain}: skipped: {exc.one_line()}")
+
+    def run(self) -> None:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class _Handler(FileSystemEventHandler):
+            def dispatch(self, event: Any) -> None:  # noqa: D102 - every event goes to the collector
+                watcher.dispatch(event)
+
+        observer = Observer()
+        observer.schedule(_Handler(), str(self.root), recursive=True)
+        observer.start()
+        self.say(f"watching {self.root} (Ctrl-C to stop)")
+        try:
+            while not self.stop_event.is_set():
+                batch = self._take_ready()
+                if batch is not None:
+                    try:
+                        self.process(batch)
+                    except Exception as exc:  # noqa: BLE001 - a long-running watcher reports and goes on
+                        self.say(f"error while processing changes: {exc}")
+                self.stop_event.wait(0.1)
+        finally:
+            observer.stop()
+            observer.join(timeout=5)
+            self.say("stopped")
+
+
+def run_watch(project: Project, *, debounce: float, say: Callable[[str], None]) -> Watcher:
+    watcher = Watcher(project, debounce=debounce, say=say)
+
+    def stop(signum: int, frame: object) -> None:
+        watcher.stop_event.set()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        watcher.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return watcher
