@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 from pathlib import PurePosixPath
 from typing import Any
 
-from .clock import iso, now
+from . import clock
+from .clock import iso
 from .ids import error_signature, normalise_path
 from .redact import redact
 from .transcripts.model import Session, ToolCall
@@ -103,7 +104,7 @@ def _moment(stamp: str) -> str:
     try:
         parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     except ValueError:
-        return iso(now())
+        return iso(clock.now())
     return iso(parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc))
 
 

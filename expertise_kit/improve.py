@@ -11,8 +11,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import clock
 from .classify import path_matches
-from .clock import iso, now
+from .clock import iso
 from .git import open_repo, run_git
 from .ids import normalise_path
 from .store import Store, WriteResult
@@ -103,7 +104,7 @@ def improve_domain(store: Store, domain: str, *, limit: int = DEFAULT_LIMIT, dry
     ranked = sorted(candidates, key=lambda p: (-touches.get(p, 0), p))[:limit]
     report.ranked = [(p, touches.get(p, 0)) for p in ranked]
     if ranked and not dry_run:
-        moment = iso(now())
+        moment = iso(clock.now())
         items = [
             ("core_files", {"path": p, "source": "learned", "first_seen": moment, "last_seen": moment}) for p in ranked
         ]

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from .clock import iso, now
+from . import clock
+from .clock import iso
 from .git import open_repo, run_git
 from .ids import normalise_path
 from .models import FailureEntry, FileEntry, Item, is_learned, item_id, item_last_seen, item_text
@@ -176,7 +177,7 @@ def plan_validation(
     report = ValidationReport(doc.name)
     raws = doc.loaded.plain
     edits: list[Edit] = []
-    cutoff = now() - timedelta(days=retention_days)
+    cutoff = clock.now() - timedelta(days=retention_days)
     candidates = {
         s.rsplit(".", 1)[-1]
         for _, _, item in doc.entries()
@@ -231,7 +232,7 @@ def validate_domain(store: Store, domain: str, *, check: bool = False) -> Valida
         edits, report = plan_validation(store, doc, index, store.config.failure_retention_days)
         if check:
             return report
-        moment = iso(now())
+        moment = iso(clock.now())
         edits.append(SetKey("last_validated", moment))
         report.last_validated = moment
         text = apply_edits(doc.loaded, edits)

@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .clock import iso, now
+from . import clock
+from .clock import iso
 from .errors import UserError
 from .git import GitError, open_repo, run_git
 from .gitstate import busy_reason, head_sha, wait_for_index_lock
@@ -94,7 +95,7 @@ def pending_revisions(project: Project) -> list[Revision]:
 
 
 def _record_pending(project: Project, revision: Revision, reason: str) -> None:
-    revision.time = revision.time or iso(now())
+    revision.time = revision.time or iso(clock.now())
     revision.reason = reason
     target = _pending_files(project)[0]
     target.parent.mkdir(parents=True, exist_ok=True)

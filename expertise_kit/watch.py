@@ -84,7 +84,7 @@ class Watcher:
             batch = self.batch
             if not batch.count:
                 batch.first = time.monotonic()
-                batch.head = head_sha(self.project.git) if self.project.git else None
+                batch.head = self._head_ref()
             batch.count += 1
             batch.last = time.monotonic()
             self.events_seen += 1
@@ -96,6 +96,14 @@ class Watcher:
                     batch.moved.append((rel_src, rel_dest))
                 elif kind == "deleted":
                     batch.deleted.append(rel_src)
+
+    def _head_ref(self) -> str | None:
+        if self.project.git is None:
+            return None
+        try:
+            return (self.project.git.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
 
     def dispatch(self, event: Any) -> None:
         kind = event.event_type
@@ -119,8 +127,8 @@ class Watcher:
 
     def process(self, batch: _Batch) -> None:
         store = Store(self.project)
-        head_now = head_sha(self.project.git) if self.project.git else None
-        checkout = batch.head is not None and head_now != batch.head
+        # A branch switch rewrites .git/HEAD; a commit on the same branch does not.
+        checkout = batch.head is not None and self._head_ref() != batch.head
         for domain in sorted(batch.expertise):
             if domain in store.config.domains:
                 self._hand_edit(store, domain)
