@@ -260,7 +260,7 @@ class Watcher:
         finally:
             observer.stop()
             observer.join(timeout=5)
-            self.say("stopped")
+            self.say(f"stopped after {self.events_seen} file events and {self.revisions} revisions")
 
 
 def run_watch(project: Project, *, debounce: float, say: Callable[[str], None]) -> Watcher:

@@ -119,4 +119,4 @@ def test_a_checkout_makes_at_most_one_revision(project: Path, run: Cli, watching
 def test_sigterm_stops_cleanly(project: Path) -> None:
     watch = Watch(project)
     assert watch.stop() == 0
-    assert watch.expect("stopped") == "stopped"
+    assert watch.expect("stopped").startswith("stopped after ")
