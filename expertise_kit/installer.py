@@ -93,39 +93,29 @@ def _wanted(agent: str, spec: _Agent, python: str | None) -> list[tuple[str, str
     ]
 
 
-def _install_nested(hooks: dict[str, Any], wanted: list[tuple[str, str, str]]) -> bool:
+def _merge(hooks: dict[str, Any], wanted: list[tuple[str, str, str]], nested: bool) -> bool:
+    """Add our hook to each wanted event, or point an existing one of ours at the current command.
+
+    ``nested`` is the Claude Code, Codex and Gemini shape (event -> groups -> hooks); Cursor's is flat
+    (event -> hooks).
+    """
     changed = False
     for event, mode, command in wanted:
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise UserError(f"hooks.{event} is not a list", hint="fix it first; nothing was changed")
-        mine = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _ours(h)]
-        if mine:
-            for hook in mine:
-                if hook.get("command") != command:
-                    hook["command"] = command
-                    changed = True
-            continue
-        groups.append({"hooks": [{"type": "command", "command": command, "timeout": _TIMEOUTS[mode]}]})
-        changed = True
-    return changed
-
-
-def _install_cursor(hooks: dict[str, Any], wanted: list[tuple[str, str, str]]) -> bool:
-    changed = False
-    for event, _mode, command in wanted:
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise UserError(f"hooks.{event} is not a list", hint="fix it first; nothing was changed")
-        mine = [h for h in entries if _ours(h)]
-        if mine:
-            for hook in mine:
-                if hook.get("command") != command:
-                    hook["command"] = command
-                    changed = True
-            continue
-        entries.append({"command": command})
-        changed = True
+        flat = [h for g in entries if isinstance(g, dict) for h in g.get("hooks", [])] if nested else entries
+        mine = [h for h in flat if _ours(h)]
+        for hook in mine:
+            if hook.get("command") != command:
+                hook["command"] = command
+                changed = True
+        if not mine:
+            hook = (
+                {"type": "command", "command": command, "timeout": _TIMEOUTS[mode]} if nested else {"command": command}
+            )
+            entries.append({"hooks": [hook]} if nested else hook)
+            changed = True
     return changed
 
 
@@ -139,7 +129,7 @@ def install_hooks(root: Path, agent: str, python: str | None = None) -> InstallR
     if not isinstance(hooks, dict):
         raise UserError("`hooks` is not an object", path=path, hint="fix it first; nothing was changed")
     wanted = _wanted(agent, spec, python)
-    changed = (_install_cursor if spec.style == "cursor" else _install_nested)(hooks, wanted)
+    changed = _merge(hooks, wanted, nested=spec.style != "cursor")
     if changed:
         _write(path, data, indent, newline)
     return InstallResult(path, changed, [event for event, _, _ in wanted])

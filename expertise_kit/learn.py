@@ -55,7 +55,7 @@ def _route(text: str, files: list[str], rules: dict[str, Rules], primary: str) -
     return result.domain
 
 
-def _session_record(extraction: Extraction, primary: str, project_root: Path) -> dict[str, Any]:
+def _session_record(extraction: Extraction, primary: str) -> dict[str, Any]:
     session = extraction.session
     return {
         "id": session.id,
@@ -97,7 +97,7 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
         extraction = extract(session, str(store.project.root))
         modified = [f for learning in extraction.learnings for f in learning.files if learning.kind == "file"]
         primary = classify(" ".join(session.prompts[:3]), modified, rules).domain
-        report.sessions.append(_session_record(extraction, primary, store.project.root))
+        report.sessions.append(_session_record(extraction, primary))
         for rejected in extraction.rejected:
             report.rejected.setdefault(primary, []).append(
                 {"kind": rejected.kind, "text": rejected.text, "reason": rejected.reason}

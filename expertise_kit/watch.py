@@ -175,10 +175,7 @@ class Watcher:
                 )
                 store.refresh_cache({domain: doc.loaded.plain})
                 self.revisions += 1
-                self.say(
-                    f"{domain}: hand edit "
-                    + (f"committed {outcome.sha[:12]}" if outcome.sha else f"deferred: {outcome.deferred}")
-                )
+                self.say(f"{domain}: hand edit " + _outcome(outcome))
         except UserError as exc:
             if path.exists():
                 self.say(f"{domain}: not committed: {exc.one_line()}")
@@ -227,10 +224,7 @@ class Watcher:
                     )
                     store.refresh_cache({domain: expected_plain(doc.loaded, edits)})
                     self.revisions += 1
-                    self.say(
-                        f"{domain}: core_files updated ({len(edits)}) "
-                        + (f"committed {outcome.sha[:12]}" if outcome.sha else f"deferred: {outcome.deferred}")
-                    )
+                    self.say(f"{domain}: core_files updated ({len(edits)}) " + _outcome(outcome))
             except UserError as exc:
                 self.say(f"{domain}: skipped: {exc.one_line()}")
 
@@ -261,6 +255,10 @@ class Watcher:
             observer.stop()
             observer.join(timeout=5)
             self.say(f"stopped after {self.events_seen} file events and {self.revisions} revisions")
+
+
+def _outcome(outcome: Any) -> str:
+    return f"committed {outcome.sha[:12]}" if outcome.sha else f"deferred: {outcome.deferred}"
 
 
 def run_watch(project: Project, *, debounce: float, say: Callable[[str], None]) -> Watcher:
