@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import sys
 import time
@@ -78,9 +79,11 @@ def main() -> None:
         {"prompt": "fix the failing migration index test", "cwd": str(root), "hook_event_name": "UserPromptSubmit"}
     )
 
+    argv = shlex.split(command)  # exec'd directly, as the baseline is: neither pays for a shell
+
     def hook_once() -> tuple[float, str]:
         start = time.perf_counter()
-        done = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True, env=env, cwd=root)
+        done = subprocess.run(argv, input=payload, capture_output=True, text=True, env=env, cwd=root)
         return time.perf_counter() - start, done.stdout
 
     cold, output = hook_once()  # no cache yet: the hand-written files force one rebuild

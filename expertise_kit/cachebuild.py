@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import json
+import marshal
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from .atomic import write_atomic
-from .cache import CACHE_VERSION, cache_path, signature, signatures_for
+from .cache import CACHE_VERSION, cache_path, domain_cache_path, signature, signatures_for
 from .classify import tokens
 from .config import Config
 from .errors import UserError
 from .models import FailureEntry, FileEntry, TextEntry, is_learned, item_id, item_last_seen
 from .names import ENTRY_SECTIONS
+from .render import prepare_entry
 from .store import Store, parse_item
 
 __all__ = ["domain_payload", "update_cache", "rebuild_cache"]
@@ -44,14 +45,19 @@ def _entry(section: str, raw: Any) -> dict[str, Any] | None:
 
 
 def domain_payload(plain: dict[str, Any]) -> dict[str, Any]:
-    entries = []
+    """A domain's overview, its entries ready to render, and postings (word -> entry positions)."""
+    entries: list[dict[str, Any]] = []
+    postings: dict[str, list[int]] = {}
     for section in ENTRY_SECTIONS:
         for raw in plain.get(section) or []:
             entry = _entry(section, raw)
-            if entry is not None:
-                entries.append(entry)
+            if entry is None:
+                continue
+            for word in entry["tokens"]:
+                postings.setdefault(word, []).append(len(entries))
+            entries.append(prepare_entry(entry, len(entry["tokens"])))
     overview = plain.get("overview")
-    return {"overview": overview if isinstance(overview, str) else "", "entries": entries}
+    return {"overview": overview if isinstance(overview, str) else "", "entries": entries, "postings": postings}
 
 
 def _config_payload(config: Config) -> dict[str, Any]:
@@ -61,26 +67,48 @@ def _config_payload(config: Config) -> dict[str, Any]:
     }
 
 
+def _dump(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, marshal.dumps(data))
+
+
 def _write(expertise_dir: Path, data: dict[str, Any]) -> None:
-    path = Path(cache_path(expertise_dir))
-    path.parent.mkdir(exist_ok=True)
-    write_atomic(path, json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+    """Per-domain entry files first, then the index that vouches for them."""
+    index = {**data, "domains": {}}
+    for name, payload in data["domains"].items():
+        detail = {
+            "signature": data["files"].get(f"{name}.yaml"),
+            "entries": payload.get("entries", []),
+            "postings": payload.get("postings", {}),
+        }
+        _dump(Path(domain_cache_path(expertise_dir, name)), detail)
+        index["domains"][name] = {k: v for k, v in payload.items() if k not in ("entries", "postings")}
+    _dump(Path(cache_path(expertise_dir)), index)
 
 
 def update_cache(store: Store, changed: dict[str, dict[str, Any]]) -> None:
     """After a write: refresh the changed domains. Call inside the write lock, after the files are written."""
     directory = store.project.expertise_dir
     try:
-        data = json.loads(Path(cache_path(directory)).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    if data.get("version") != CACHE_VERSION or data.get("config") != _config_payload(store.config):
+        index = marshal.loads(Path(cache_path(directory)).read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        index = {}
+    if not isinstance(index, dict):
+        index = {}
+    if index.get("version") != CACHE_VERSION or index.get("config") != _config_payload(store.config):
         rebuild_cache(store)
         return
     for name, plain in changed.items():
-        data["domains"][name] = domain_payload(plain)
-        data["files"][f"{name}.yaml"] = signature(directory / f"{name}.yaml")
-    _write(directory, data)
+        payload = domain_payload(plain)
+        index["files"][f"{name}.yaml"] = signature(directory / f"{name}.yaml")
+        detail = {
+            "signature": index["files"][f"{name}.yaml"],
+            "entries": payload["entries"],
+            "postings": payload["postings"],
+        }
+        _dump(Path(domain_cache_path(directory, name)), detail)
+        index["domains"][name] = {"overview": payload["overview"]}
+    _dump(Path(cache_path(directory)), index)
 
 
 def rebuild_cache(store: Store) -> dict[str, Any]:

@@ -8,15 +8,12 @@ This module is import-light on purpose: the pre-task hook uses it.
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # the hook's path: no typing or dataclasses imports
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = ["Classification", "classify", "tokens", "path_matches", "Rules", "rules_from"]
 
-_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|\d+")
 PATH_WEIGHT = 3.0
 PATH_WORD_WEIGHT = 1.0  # a keyword inside a path segment: a hint, weaker than a path rule
 WORD_WEIGHT = 1.0
@@ -54,9 +51,39 @@ def _stem(word: str) -> str:
     return word
 
 
+def _split_run(run: str) -> list[str]:
+    """``getUserAPIToken2`` -> get, User, API, Token, 2: case changes and digits are boundaries."""
+    parts: list[str] = []
+    start = 0
+    for k in range(1, len(run)):
+        before, here = run[k - 1], run[k]
+        after = run[k + 1] if k + 1 < len(run) else ""
+        if (
+            before.isdigit() != here.isdigit()
+            or (before.islower() and here.isupper())
+            or (before.isupper() and here.isupper() and after.islower())
+        ):
+            parts.append(run[start:k])
+            start = k
+    parts.append(run[start:])
+    return parts
+
+
 def tokens(text: str) -> list[str]:
-    """``getUserAPIToken`` -> get, user, api, token; ``user_tests`` -> user, test."""
-    return [_stem(word.lower()) for word in _WORD.findall(text)]
+    """``getUserAPIToken`` -> get, user, api, token; ``user_tests`` -> user, test.
+
+    A hand-written scanner, not a regex: the hook runs this on every prompt, and importing ``re``
+    costs ~4 ms.
+    """
+    words: list[str] = []
+    run: list[str] = []
+    for ch in text + " ":
+        if ch.isascii() and ch.isalnum():
+            run.append(ch)
+        elif run:
+            words.extend(_stem(part.lower()) for part in _split_run("".join(run)))
+            run = []
+    return words
 
 
 def path_matches(path: str, rule: str) -> bool:

@@ -7,9 +7,7 @@ Both never break the agent: on any problem they print nothing on stdout, one lin
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 import time
 
@@ -20,11 +18,20 @@ if TYPE_CHECKING:
 __all__ = ["main", "AGENT_EVENTS"]
 
 MAX_STDIN = 4 << 20
-# File names a prompt mentions: `src/db/models.py`, `schema.sql`.
-_PATHISH = re.compile(
-    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w+"
-    r"|[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|sql|java|rb|vue|css|ya?ml|tf|toml)\b"
-)
+_CODE_SUFFIXES = (".py", ".ts", ".tsx", ".js", ".jsx", ".go", ".rs", ".sql", ".java", ".rb", ".vue", ".css", ".yaml",
+                  ".yml", ".tf", ".toml")  # fmt: skip
+
+
+def _mentioned_files(prompt: str) -> list[str]:
+    """File paths a prompt mentions (`src/db/models.py`, `schema.sql`), without importing ``re``."""
+    found: list[str] = []
+    for word in prompt.split():
+        word = word.strip("`'\"()[]{}<>,;:!?")
+        last = word.rsplit("/", 1)[-1]
+        if "." in last.strip(".") and ("/" in word or last.endswith(_CODE_SUFFIXES)) and "://" not in word:
+            found.append(word)
+    return list(dict.fromkeys(found))
+
 
 # The event each agent fires before a task, by agent, and how it takes extra context.
 AGENT_EVENTS: dict[str, dict[str, str]] = {
@@ -48,19 +55,24 @@ def _find_expertise(start: str) -> str | None:
 
 
 def _load_cache(expertise_dir: str) -> dict[str, Any]:
+    """The cache index (config, overviews), fresh; entries are loaded per domain by the caller."""
     from .cache import read_fresh_cache
 
-    cache = read_fresh_cache(expertise_dir)
+    cache = read_fresh_cache(expertise_dir, domains=[])
     if cache is None:
-        # A hand edit or a first run: rebuild once, with the heavy machinery, and carry on.
-        from pathlib import Path
-
-        from .cachebuild import rebuild_cache
-        from .project import find_project
-        from .store import Store
-
-        cache = rebuild_cache(Store(find_project(Path(expertise_dir).parent)))
+        cache = _rebuild(expertise_dir)
     return cache
+
+
+def _rebuild(expertise_dir: str) -> dict[str, Any]:
+    """A hand edit or a first run: rebuild once, with the heavy machinery (entries for every domain)."""
+    from pathlib import Path
+
+    from .cachebuild import rebuild_cache
+    from .project import find_project
+    from .store import Store
+
+    return rebuild_cache(Store(find_project(Path(expertise_dir).parent)))
 
 
 def _choose_domains(cache: dict[str, Any], prompt: str, files: list[str]) -> list[str]:
@@ -80,12 +92,15 @@ def _choose_domains(cache: dict[str, Any], prompt: str, files: list[str]) -> lis
 def _emit(agent: str, event: str, text: str) -> None:
     if not text:
         return
+    from .fastjson import quote
+
     if agent == "cursor":
-        payload: dict[str, Any] = {"additional_context": text}
+        payload = '{"additional_context": ' + quote(text) + "}"
     else:
-        payload = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False))
-    sys.stdout.write("\n")
+        payload = (
+            '{"hookSpecificOutput": {"hookEventName": ' + quote(event) + ', "additionalContext": ' + quote(text) + "}}"
+        )
+    sys.stdout.write(payload + "\n")
 
 
 def pre_task(agent: str, payload: dict[str, Any]) -> None:
@@ -96,9 +111,13 @@ def pre_task(agent: str, payload: dict[str, Any]) -> None:
     if expertise_dir is None:
         return  # not an expertise project: stay silent
     prompt = str(payload.get("prompt") or payload.get("user_prompt") or "")
-    files = list(dict.fromkeys(_PATHISH.findall(prompt)))
+    files = _mentioned_files(prompt)
     cache = _load_cache(expertise_dir)
     domains = _choose_domains(cache, prompt, files)
+    from .cache import load_entries
+
+    if not load_entries(expertise_dir, cache, domains):
+        cache = _rebuild(expertise_dir)
     broken = [cache["domains"][d]["error"] for d in domains if (cache.get("domains", {}).get(d) or {}).get("error")]
     if broken:
         raise _Quiet(f"{broken[0]} (fix the file; no expertise was injected)")
@@ -152,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
         if mode not in ("pre", "post") or agent not in AGENT_EVENTS:
             raise _Quiet(f"usage: python -m expertise_kit.hook pre|post --agent {'|'.join(AGENT_EVENTS)}")
         raw = sys.stdin.read(MAX_STDIN) if not sys.stdin.isatty() else ""
-        payload = json.loads(raw) if raw.strip() else {}
+        from .fastjson import loads
+
+        payload = loads(raw) if raw.strip() else {}
         if not isinstance(payload, dict):
             raise _Quiet("hook input is not a JSON object")
         (pre_task if mode == "pre" else post_session)(agent, payload)

@@ -9,22 +9,26 @@ The same inputs always give the same bytes, which keeps agents' prompt caches wa
 
 from __future__ import annotations
 
-import json
 import math
-import re
 
 from .classify import tokens
+from .fastjson import quote
 
 TYPE_CHECKING = False  # the hook's path: no typing or dataclasses imports (~9 ms)
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["RenderResult", "render_section", "DEFAULT_MAX_CHARS", "TRUNCATED"]
+__all__ = ["RenderResult", "render_section", "prepare_entry", "DEFAULT_MAX_CHARS", "TRUNCATED"]
 
 DEFAULT_MAX_CHARS = 6000  # agents are known to cut context injected beyond ~10,000 characters
 TRUNCATED = "[... truncated]"
 MAX_ENTRY_CHARS = 400
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+# Control characters, and the invisible and direction-changing ones that can disguise text.
+_CONTROL = {
+    *range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
+    *range(0x200B, 0x2010), *range(0x2028, 0x202F), *range(0x2066, 0x206A),
+}  # fmt: skip
+_STRIP = dict.fromkeys(_CONTROL)
 
 # (group key, heading, rank): corrections first, as the learning-retriever seed ranks them.
 _GROUPS = (
@@ -61,10 +65,10 @@ class RenderResult:
 
 def _quote(text: str, limit: int = MAX_ENTRY_CHARS) -> str:
     """Inert text: control characters gone, one line, cut to size, and a quoted JSON string."""
-    flat = " ".join(_CONTROL.sub("", text).split())
+    flat = " ".join(text.translate(_STRIP).split())
     if len(flat) > limit:
         flat = flat[: limit - 3].rstrip() + "..."
-    return json.dumps(flat, ensure_ascii=False)
+    return quote(flat)
 
 
 def _group(entry: dict[str, Any]) -> str:
@@ -81,7 +85,7 @@ def _group(entry: dict[str, Any]) -> str:
 def _line(entry: dict[str, Any]) -> str:
     section = entry["section"]
     if section == "core_files":
-        path = _CONTROL.sub("", str(entry.get("path", ""))).replace("`", "")[:MAX_ENTRY_CHARS]
+        path = str(entry.get("path", "")).translate(_STRIP).replace("`", "")[:MAX_ENTRY_CHARS]
         return f"- `{path}`"
     if section == "learned_from_failures":
         text = f"- {_quote(entry.get('issue') or '')}"
@@ -91,33 +95,6 @@ def _line(entry: dict[str, Any]) -> str:
             text += f"; fix: {_quote(entry['solution'])}"
         return text
     return f"- {_quote(entry.get('text') or '')}"
-
-
-class _BM25:
-    """Okapi BM25 over a few hundred short entries; a library would pull numpy onto the hook's path."""
-
-    def __init__(self, documents: list[list[str]], k1: float = 1.2, b: float = 0.75) -> None:
-        self.documents = documents
-        self.k1, self.b = k1, b
-        self.average = (sum(len(d) for d in documents) / len(documents)) if documents else 0.0
-        frequency: dict[str, int] = {}
-        for document in documents:
-            for word in set(document):
-                frequency[word] = frequency.get(word, 0) + 1
-        count = len(documents)
-        self.idf = {w: math.log(1 + (count - n + 0.5) / (n + 0.5)) for w, n in frequency.items()}
-
-    def score(self, query: set[str], index: int) -> float:
-        document = self.documents[index]
-        if not document or not query:
-            return 0.0
-        total = 0.0
-        norm = self.k1 * (1 - self.b + self.b * len(document) / (self.average or 1))
-        for word in query:
-            hits = document.count(word)
-            if hits:
-                total += self.idf.get(word, 0.0) * hits * (self.k1 + 1) / (hits + norm)
-        return total
 
 
 def _path_overlap(entry: dict[str, Any], files: list[str]) -> float:
@@ -133,6 +110,53 @@ def _path_overlap(entry: dict[str, Any], files: list[str]) -> float:
     return best
 
 
+def prepare_entry(entry: dict[str, Any], token_count: int) -> dict[str, Any]:
+    """What the cache stores per entry so rendering does no quoting and no tokenising (write path)."""
+    last_seen = entry.get("last_seen") or ""
+    return {
+        "id": entry["id"],
+        "path": entry.get("path") or "",
+        "line": _line(entry),
+        "group": _group(entry),
+        "n": token_count,
+        # The static part of the sort key: group, recurrence, net feedback, recency, id.
+        "order": [
+            _RANK[_group(entry)],
+            -int(entry.get("recurrence") or 1),
+            -(int(entry.get("helpful") or 0) - int(entry.get("harmful") or 0)),
+            0 if last_seen else 1,
+            _negated(last_seen),
+            entry["id"],
+        ],
+    }
+
+
+def _scores(domains: list[dict[str, Any]], query: set[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
+    """BM25 (term frequency 1: entries are short) from each domain's postings, for the query's words only.
+
+    Hand-written: a library would pull numpy onto the hook's path, and a few hundred entries need none.
+    """
+    sizes = [len(d.get("entries", [])) for d in domains]
+    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+    total = sum(sizes)
+    scores = [0.0] * total
+    if not total or not query:
+        return scores
+    lengths = [e.get("n", 1) for d in domains for e in d.get("entries", [])]
+    average = sum(lengths) / total or 1.0
+    for word in query:
+        lists = [(offset, d.get("postings", {}).get(word, ())) for offset, d in zip(offsets, domains, strict=True)]
+        frequency = sum(len(hits) for _, hits in lists)
+        if not frequency:
+            continue
+        idf = math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
+        for offset, hits in lists:
+            for index in hits:
+                position = offset + index
+                scores[position] += idf * (k1 + 1) / (1 + k1 * (1 - b + b * lengths[position] / average))
+    return scores
+
+
 def render_section(
     cache: dict[str, Any],
     domains: list[str],
@@ -143,56 +167,42 @@ def render_section(
 ) -> RenderResult:
     files = files or []
     chosen = [d for d in dict.fromkeys(domains) if d in cache.get("domains", {})]
-    entries: list[tuple[str, dict[str, Any]]] = [
-        (domain, entry) for domain in chosen for entry in cache["domains"][domain].get("entries", [])
-    ]
+    parts = [cache["domains"][d] for d in chosen]
+    entries = [(position, e) for position, part in enumerate(parts) for e in part.get("entries", [])]
     if not entries:
         return RenderResult("", chosen)  # cold start: nothing, not an empty heading
     query = set(tokens(task)) | {t for f in files for t in tokens(f)}
-    bm25 = _BM25([list(e.get("tokens") or []) for _, e in entries])
-
-    def key(item: tuple[int, tuple[str, dict[str, Any]]]) -> tuple[Any, ...]:
-        index, (domain, entry) = item
-        relevance = bm25.score(query, index) + _path_overlap(entry, files)
-        return (
-            relevance <= 0,
-            _RANK[_group(entry)],
-            -round(relevance, 6),
-            -int(entry.get("recurrence") or 1),
-            -(int(entry.get("helpful") or 0) - int(entry.get("harmful") or 0)),
-            "~" if not entry.get("last_seen") else "",
-            _negated(entry.get("last_seen") or ""),
-            chosen.index(domain),
-            entry["id"],
-        )
-
-    ranked = [pair for _, pair in sorted(enumerate(entries), key=key)]
+    scores = _scores(parts, query)
+    keyed = []
+    for index, (position, entry) in enumerate(entries):
+        relevance = scores[index] + (_path_overlap(entry, files) if files and entry["path"] else 0.0)
+        order = entry["order"]
+        keyed.append(((relevance <= 0, order[0], -round(relevance, 6), *order[1:], position), entry))
+    keyed.sort(key=lambda pair: pair[0])
     head = _header(cache, chosen)
     budget = max_chars - len(head) - len(TRUNCATED) - 2
-    picked: list[tuple[str, dict[str, Any]]] = []
+    picked: list[dict[str, Any]] = []
     dropped: list[str] = []
     used = 0
-    for domain, entry in ranked:
-        cost = len(_line(entry)) + 1 + 40  # 40: room for a group heading
+    for _, entry in keyed:
+        cost = len(entry["line"]) + 1 + 40  # 40: room for a group heading
         if used + cost <= budget:
-            picked.append((domain, entry))
+            picked.append(entry)
             used += cost
         else:
             dropped.append(entry["id"])
     if not picked:
         return RenderResult("", chosen, [], dropped)
     body = []
-    order = {id(entry): position for position, (_, entry) in enumerate(picked)}
     for group, heading, _ in _GROUPS:
-        members = [e for _, e in picked if _group(e) == group]
+        members = [e["line"] for e in picked if e["group"] == group]
         if members:
-            members.sort(key=lambda e: order[id(e)])
             body.append(f"\n### {heading}")
-            body.extend(_line(e) for e in members)
+            body.extend(members)
     text = head + "\n".join(body) + "\n"
     if dropped:
         text += f"\n{TRUNCATED}\n"
-    return RenderResult(text, chosen, [e["id"] for _, e in picked], dropped)
+    return RenderResult(text, chosen, [e["id"] for e in picked], dropped)
 
 
 def _negated(stamp: str) -> str:

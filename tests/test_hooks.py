@@ -156,7 +156,7 @@ def test_install_into_a_fresh_project_and_init_agent(repo: Path, run: Cli) -> No
     settings = json.loads((repo / ".claude" / "settings.json").read_text())
     assert set(settings["hooks"]) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
     command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert command.endswith("-I -m expertise_kit.hook pre --agent claude-code")
+    assert command.endswith(""" -I -c 'import expertise_kit.hook as h; h.main(["pre", "--agent", "claude-code"])'""")
     assert run("hooks", "uninstall").exit_code == 0
     assert "hooks" not in json.loads((repo / ".claude" / "settings.json").read_text())
 

@@ -75,7 +75,7 @@ def test_output_is_deterministic(project: Path, run: Cli) -> None:
     args = ("render", "--task", "orders migration", "--file", "db/models.py")
     first = run(*args).stdout
     assert run(*args).stdout == first
-    (project / ".expertise" / ".cache" / "render.json").unlink()  # a rebuilt cache renders the same bytes
+    (project / ".expertise" / ".cache" / "index.bin").unlink()  # a rebuilt cache renders the same bytes
     assert run(*args).stdout == first
 
 
@@ -90,7 +90,7 @@ def test_task_classification_picks_the_domains(project: Path, run: Cli) -> None:
 def test_a_hand_edit_invalidates_the_cache_once(project: Path, run: Cli) -> None:
     _seed(project)
     run("render", "--domain", "database")
-    cache = project / ".expertise" / ".cache" / "render.json"
+    cache = project / ".expertise" / ".cache" / "index.bin"
     stamp = cache.stat().st_mtime_ns
     path = project / ".expertise" / "database.yaml"
     path.write_text(path.read_text().replace("Always use UUID primary keys", "Always use ULID primary keys"))
@@ -104,3 +104,17 @@ def test_a_hand_edit_invalidates_the_cache_once(project: Path, run: Cli) -> None
 def test_unknown_domain_is_refused(project: Path, run: Cli) -> None:
     result = run("render", "--domain", "nope")
     assert result.exit_code == 1 and "unknown domain 'nope'" in result.stderr
+
+
+def test_relevance_outranks_recurrence_within_a_group(project: Path, run: Cli) -> None:
+    path = project / ".expertise" / "api.yaml"
+    path.write_text(
+        "domain: api\npatterns:\n"
+        "  - text: Paginate every list endpoint with cursors\n    recurrence: 9\n"
+        "  - text: Return 422 for webhook signature mismatches\n    recurrence: 1\n"
+    )
+    for args in (("render", "--domain", "api", "--task", "webhook signature"), ("render", "--domain", "api")):
+        text = run(*args).stdout
+        webhook, paginate = text.index("webhook signature mismatches"), text.index("Paginate every list")
+        relevant_first = args[-1] == "webhook signature"
+        assert (webhook < paginate) is relevant_first  # with no task, recurrence decides
