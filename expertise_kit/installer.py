@@ -1,6 +1,6 @@
 """Writing our hooks into each agent's settings file, recognisably, repeatably and reversibly.
 
-Every hook we add runs ``<python> -I -m expertise_kit.hook ...``; that module name is the mark by
+Every hook we add runs ``<python> -I -c "import expertise_kit.hook ..."``; that module name is the mark by
 which install finds what it already added (and updates it, say, after a venv moved) and uninstall
 removes only ours. Everything else in the file is left as it was, key order and indentation included.
 """
