@@ -120,3 +120,21 @@ def test_sigterm_stops_cleanly(project: Path) -> None:
     watch = Watch(project)
     assert watch.stop() == 0
     assert watch.expect("stopped").startswith("stopped after ")
+
+
+def test_an_editor_save_dance_changes_nothing(project: Path, run: Cli, watching: Watch) -> None:
+    target = project / "src" / "app.py"
+    target.parent.mkdir()
+    target.write_text("x = 1\n")
+    run("add", "general", "core_files", "src/app.py")
+    time.sleep(1.0)
+    before = _commits(project)
+    # What many editors do on save: write a temp file, move the original aside, rename the temp over.
+    temp = target.with_name(".app.py.swp")
+    temp.write_text("x = 2\n")
+    target.rename(target.with_name("app.py~"))
+    temp.rename(target)
+    target.with_name("app.py~").unlink()
+    time.sleep(2.0)
+    assert _commits(project) == before
+    assert "src/app.py" in (project / ".expertise" / "general.yaml").read_text()
