@@ -184,3 +184,27 @@ def _fill_hand_made(project: Project, repo: Any, rows: list[HistoryRow], domain:
         except UserError:
             continue  # a version that doesn't parse: leave its entries unknown
         row.added, row.removed = added, removed
+
+
+def last_revisions(project: Project, domains: list[str], depth: int = 5000) -> dict[str, HistoryRow]:
+    """The newest commit touching each domain file, from one `git log` (at most ``depth`` commits back)."""
+    if project.git is None or not (project.git.git_dir / "HEAD").exists():
+        return {}
+    wanted = {pathspec(project, name): name for name in domains}
+    found: dict[str, HistoryRow] = {}
+    with open_repo(project.git.toplevel) as repo:
+        form = f"--format={_RECORD}%H{_FIELD}%ct{_FIELD}%s"
+        log = run_git(
+            repo, ["log", f"-n{depth}", "--name-only", form, "--", pathspec(project, None)], check=False
+        ).stdout
+    for record in log.split(_RECORD)[1:]:
+        head, _, names = record.partition("\n")
+        sha, stamp, subject = (head.split(_FIELD) + ["", "", ""])[:3]
+        for name in names.split("\n"):
+            domain = wanted.get(name.strip())
+            if domain and domain not in found:
+                moment = datetime.fromtimestamp(int(stamp), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+                found[domain] = HistoryRow(commit=sha, time=moment, author="", subject=subject)
+        if len(found) == len(wanted):
+            break
+    return found

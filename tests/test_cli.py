@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import Cli, snapshot
+from conftest import Cli, git, snapshot
 
 from expertise_kit.cli import cli
 from expertise_kit.names import DEFAULT_DOMAINS
@@ -89,8 +89,12 @@ def test_list_reports_lines_and_entries(project: Path, run: Cli) -> None:
     assert rows["api"]["entries"] == 1
     assert rows["api"]["lines"] == (project / ".expertise" / "api.yaml").read_text().count("\n")
     human = run("list").stdout.splitlines()
-    assert human[0].split() == ["domain", "lines", "entries", "status"]
+    assert human[0].split() == ["domain", "lines", "entries", "status", "last", "revision"]
     assert any(line.split()[:3] == ["api", str(rows["api"]["lines"]), "1"] for line in human)
+    head = git(project, "rev-parse", "HEAD").strip()
+    assert rows["api"]["last_revision"]["commit"] == head
+    assert rows["api"]["last_revision"]["subject"] == "expertise(api): add 1 entry by hand"
+    assert rows["database"]["last_revision"]["subject"].startswith("expertise: set up")
 
 
 def test_add_then_show_with_ids(project: Path, run: Cli) -> None:

@@ -21,7 +21,14 @@ def list_domains(ctx: click.Context, as_json: bool) -> None:
     rows: list[dict[str, Any]] = []
     failures: list[UserError] = []
     for name in store.config.domain_names:
-        row: dict[str, Any] = {"domain": name, "lines": None, "entries": None, "status": "ok", "error": None}
+        row: dict[str, Any] = {
+            "domain": name,
+            "lines": None,
+            "entries": None,
+            "last_revision": None,
+            "status": "ok",
+            "error": None,
+        }
         try:
             doc = store.load(name)
         except UserError as exc:
@@ -30,15 +37,24 @@ def list_domains(ctx: click.Context, as_json: bool) -> None:
         else:
             row.update(lines=doc.line_count, entries=doc.entry_count)
         rows.append(row)
+    from ..history import last_revisions
+
+    revisions = last_revisions(store.project, [row["domain"] for row in rows])
+    for row in rows:
+        newest = revisions.get(row["domain"])
+        if newest is not None:
+            row["last_revision"] = {"commit": newest.commit, "time": newest.time, "subject": newest.subject}
     if as_json:
         echo_json(rows)
     else:
         width = max(len(row["domain"]) for row in rows)
-        click.echo(f"{'domain':<{width}}  {'lines':>5}  {'entries':>7}  status")
+        click.echo(f"{'domain':<{width}}  {'lines':>5}  {'entries':>7}  {'status':<7}  last revision")
         for row in rows:
             lines = "-" if row["lines"] is None else row["lines"]
             entries = "-" if row["entries"] is None else row["entries"]
-            click.echo(f"{row['domain']:<{width}}  {lines:>5}  {entries:>7}  {row['status']}")
+            last = row["last_revision"]
+            revision = f"{last['commit'][:12]} {last['time'][:10]} {last['subject']}" if last else "-"
+            click.echo(f"{row['domain']:<{width}}  {lines:>5}  {entries:>7}  {row['status']:<7}  {revision}")
     for failure in failures:
         click.echo(f"expertise: error: {failure.one_line()}", err=True)
     if failures:
