@@ -11,7 +11,9 @@ from datetime import timedelta
 from typing import Any
 
 from . import clock
+from .atomic import write_atomic
 from .clock import iso
+from .errors import UserError
 from .git import open_repo, run_git
 from .ids import normalise_path
 from .models import FailureEntry, FileEntry, Item, is_learned, item_id, item_last_seen, item_text
@@ -20,7 +22,7 @@ from .splice import Edit, Remove, Replace, SetKey, apply_edits, expected_plain
 from .store import DomainDoc, Store, describe_entry
 from .versioning import CommitOutcome, Revision, commit_revision
 
-__all__ = ["ValidationReport", "validate_domain", "code_index", "CodeIndex"]
+__all__ = ["ValidationReport", "validate_domain", "validate_domains", "code_index", "CodeIndex"]
 
 _PATH_MENTION = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]{1,5})(?![\w/])")
 _SYMBOL_MENTION = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`")
@@ -223,37 +225,73 @@ def plan_validation(
     return edits, report
 
 
-def validate_domain(store: Store, domain: str, *, check: bool = False) -> ValidationReport:
-    """Validate one domain; with ``check`` nothing is written. Call without holding the lock."""
-    with store.locked() if not check else nullcontext():
-        doc = store.load(domain)
-        since = doc.model.last_validated.isoformat() if doc.model.last_validated else None
-        index = code_index(store, since)
-        edits, report = plan_validation(store, doc, index, store.config.failure_retention_days)
-        if check:
-            return report
-        moment = iso(clock.now())
-        edits.append(SetKey("last_validated", moment))
-        report.last_validated = moment
-        text = apply_edits(doc.loaded, edits)
-        if text != doc.loaded.text:
-            from .atomic import write_atomic
+def validate_domains(
+    store: Store, domains: list[str], *, check: bool = False
+) -> tuple[list[ValidationReport], list[UserError]]:
+    """Validate ``domains`` as one ``validated`` commit; with ``check`` nothing is written.
 
-            write_atomic(doc.path, text.encode("utf-8"))
-            notes = [
-                f"~ core_files: {r['from']} -> {r['to']} (renamed{' in ' + r['commit'][:12] if r['commit'] else ''})"
-                for r in report.renamed
-            ]
-            notes += [f"! stale: {s['id']} {s['section']} mentions {', '.join(s['missing'][:3])}" for s in report.stale]
-            revision = Revision(
-                domains=[domain],
-                change="validated",
-                subject=f"expertise({domain}): validate against the code"
-                + (f" ({report.problems} correction{'s' if report.problems != 1 else ''})" if report.problems else ""),
-                paths=[store.relative(doc.path)],
-                removed=report.removed_lines + [line + " (past retention)" for line in report.pruned_failures],
-                notes=notes,
-            )
-            report.commit = commit_revision(store.project, revision)
-            store.refresh_cache({domain: expected_plain(doc.loaded, edits)})
-        return report
+    A domain whose file can't be read is reported and left out; the others are still validated.
+    """
+    reports: list[ValidationReport] = []
+    failures: list[UserError] = []
+    with store.locked() if not check else nullcontext():
+        moment = iso(clock.now())
+        written: list[tuple[DomainDoc, list[Edit], ValidationReport]] = []
+        for domain in domains:
+            try:
+                doc = store.load(domain)
+            except UserError as exc:
+                failures.append(exc)
+                continue
+            since = doc.model.last_validated.isoformat() if doc.model.last_validated else None
+            edits, report = plan_validation(store, doc, code_index(store, since), store.config.failure_retention_days)
+            reports.append(report)
+            if check:
+                continue
+            edits.append(SetKey("last_validated", moment))
+            report.last_validated = moment
+            text = apply_edits(doc.loaded, edits)
+            if text != doc.loaded.text:
+                write_atomic(doc.path, text.encode("utf-8"))
+                written.append((doc, edits, report))
+        if written:
+            outcome = commit_revision(store.project, _revision(store, written))
+            for _, _, report in written:
+                report.commit = outcome
+            store.refresh_cache({doc.name: expected_plain(doc.loaded, edits) for doc, edits, _ in written})
+    return reports, failures
+
+
+def _revision(store: Store, written: list[tuple[DomainDoc, list[Edit], ValidationReport]]) -> Revision:
+    notes: list[str] = []
+    removed: list[str] = []
+    for doc, _, report in written:
+        notes += [
+            f"~ {doc.name} core_files: {r['from']} -> {r['to']} (renamed"
+            + (f" in {r['commit'][:12]})" if r["commit"] else ")")
+            for r in report.renamed
+        ]
+        notes += [
+            f"! {doc.name} stale: {s['id']} {s['section']} mentions {', '.join(s['missing'][:3])}" for s in report.stale
+        ]
+        removed += report.removed_lines + [line + " (past retention)" for line in report.pruned_failures]
+    problems = sum(report.problems for _, _, report in written)
+    names = [doc.name for doc, _, _ in written]
+    scope = names[0] if len(names) == 1 else ",".join(names) if len(names) <= 3 else f"{len(names)} domains"
+    return Revision(
+        domains=names,
+        change="validated",
+        subject=f"expertise({scope}): validate against the code"
+        + (f" ({problems} correction{'s' if problems != 1 else ''})" if problems else ""),
+        paths=[store.relative(doc.path) for doc, _, _ in written],
+        removed=removed,
+        notes=notes,
+    )
+
+
+def validate_domain(store: Store, domain: str, *, check: bool = False) -> ValidationReport:
+    """One domain; a file that can't be read raises its UserError."""
+    reports, failures = validate_domains(store, [domain], check=check)
+    if failures:
+        raise failures[0]
+    return reports[0]

@@ -139,3 +139,12 @@ def test_improve_respects_the_limit_and_dry_run(project: Path, run: Cli) -> None
 def test_pre_commit_hook_definition_exists() -> None:
     text = (Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text()
     assert "id: expertise-validate" in text and "entry: expertise validate --check" in text
+
+
+def test_one_validate_run_is_one_commit(project: Path, run: Cli) -> None:
+    before = int(git(project, "rev-list", "--count", "HEAD"))
+    assert run("validate").exit_code == 0
+    assert int(git(project, "rev-list", "--count", "HEAD")) == before + 1
+    files = git(project, "show", "--name-only", "--format=", "HEAD").split()
+    assert len(files) == 7 and all(f.startswith(".expertise/") for f in files)
+    assert git(project, "log", "-1", "--format=%s").strip() == "expertise(7 domains): validate against the code"

@@ -17,20 +17,17 @@ def validate(ctx: click.Context, domain: str | None, check: bool, as_json: bool)
     removed; entries that mention files or `symbols` the code no longer has are marked stale, not
     deleted; failures not seen within the retention period are pruned; last_validated is set.
     """
-    from ..errors import UserError
-    from ..validate import validate_domain
+    from ..validate import validate_domains
     from ._shared import open_store, report_commit
 
     store = open_store(ctx.obj)
+    if domain:
+        store.path_for(domain)  # a known, well-formed domain name, or a clear error
     names = [domain] if domain else list(store.config.domain_names)
-    reports, failures = [], []
-    for name in names:
-        try:
-            reports.append(validate_domain(store, name, check=check))
-        except UserError as exc:
-            if domain:
-                raise
-            failures.append(exc.one_line())
+    reports, errors = validate_domains(store, names, check=check)
+    if domain and errors:
+        raise errors[0]
+    failures = [exc.one_line() for exc in errors]
     if as_json:
         echo_json([r.as_json() for r in reports])
     else:
@@ -48,7 +45,9 @@ def validate(ctx: click.Context, domain: str | None, check: bool, as_json: bool)
                 )
             for line in report.pruned_failures:
                 click.echo(f"  pruned   {line} (past retention)")
-            report_commit(report.commit)
+        commits = {r.commit.sha or r.commit.deferred: r.commit for r in reports if r.commit}
+        for outcome in commits.values():
+            report_commit(outcome)
     for failure in failures:
         click.echo(f"expertise: error: {failure}", err=True)
     if failures or (check and any(r.problems for r in reports)):
