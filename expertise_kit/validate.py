@@ -226,10 +226,11 @@ def plan_validation(
 
 
 def validate_domains(
-    store: Store, domains: list[str], *, check: bool = False
+    store: Store, domains: list[str], *, check: bool = False, moved: dict[str, str] | None = None
 ) -> tuple[list[ValidationReport], list[UserError]]:
     """Validate ``domains`` as one ``validated`` commit; with ``check`` nothing is written.
 
+    ``moved`` adds renames git can't know yet (``watch`` sees files moved before they are committed).
     A domain whose file can't be read is reported and left out; the others are still validated.
     """
     reports: list[ValidationReport] = []
@@ -244,7 +245,9 @@ def validate_domains(
                 failures.append(exc)
                 continue
             since = doc.model.last_validated.isoformat() if doc.model.last_validated else None
-            edits, report = plan_validation(store, doc, code_index(store, since), store.config.failure_retention_days)
+            index = code_index(store, since)
+            index.renames.update({old: (new, "moved") for old, new in (moved or {}).items()})
+            edits, report = plan_validation(store, doc, index, store.config.failure_retention_days)
             reports.append(report)
             if check:
                 continue

@@ -181,52 +181,35 @@ class Watcher:
                 self.say(f"{domain}: not committed: {exc.one_line()}")
 
     def _code_moves(self, store: Store, batch: _Batch) -> None:
-        from .atomic import write_atomic
+        """Validate, as `expertise validate` would, the domains whose core files moved or went."""
         from .ids import normalise_path
-        from .splice import Edit, Remove, Replace, apply_edits, expected_plain
-        from .versioning import Revision, commit_revision
+        from .validate import validate_domains
 
-        moves = {}
-        for src, dest in batch.moved:
-            if not (self.root / src).exists() and (self.root / dest).exists():
-                moves[normalise_path(src)] = normalise_path(dest)
+        moves = {
+            normalise_path(src): normalise_path(dest)
+            for src, dest in batch.moved
+            if not (self.root / src).exists() and (self.root / dest).exists()
+        }
         gone = {normalise_path(p) for p in batch.deleted if not (self.root / p).exists()}
-        if not moves and not gone:
-            return
+        touched = set(moves) | gone
+        affected = []
         for domain in store.config.domain_names:
             try:
-                with store.locked():
-                    doc = store.load(domain)
-                    edits: list[Edit] = []
-                    notes: list[str] = []
-                    for index, item in enumerate(doc.model.core_files):
-                        path = normalise_path(item if isinstance(item, str) else item.path)
-                        raw = doc.loaded.plain["core_files"][index]
-                        if path in moves:
-                            new = moves[path] if isinstance(raw, str) else {**raw, "path": moves[path]}
-                            edits.append(Replace("core_files", index, new))
-                            notes.append(f"~ core_files: {path} -> {moves[path]} (moved)")
-                        elif path in gone:
-                            edits.append(Remove("core_files", index))
-                            notes.append(f"- core_files: {path} (deleted)")
-                    if not edits:
-                        continue
-                    write_atomic(doc.path, apply_edits(doc.loaded, edits).encode("utf-8"))
-                    outcome = commit_revision(
-                        self.project,
-                        Revision(
-                            domains=[domain],
-                            change="validated",
-                            subject=f"expertise({domain}): follow {len(edits)} moved or deleted core file(s)",
-                            paths=[store.relative(doc.path)],
-                            notes=notes,
-                        ),
-                    )
-                    store.refresh_cache({domain: expected_plain(doc.loaded, edits)})
-                    self.revisions += 1
-                    self.say(f"{domain}: core_files updated ({len(edits)}) " + _outcome(outcome))
-            except UserError as exc:
-                self.say(f"{domain}: skipped: {exc.one_line()}")
+                files = store.load(domain).model.core_files
+            except UserError:
+                continue
+            if any(normalise_path(f if isinstance(f, str) else f.path) in touched for f in files):
+                affected.append(domain)
+        if not affected:
+            return
+        reports, failures = validate_domains(store, affected, moved=moves)
+        for failure in failures:
+            self.say(f"skipped: {failure.one_line()}")
+        for report in reports:
+            changed = len(report.renamed) + len(report.removed)
+            if report.commit is not None and changed:
+                self.revisions += 1
+                self.say(f"{report.domain}: core_files updated ({changed}) " + _outcome(report.commit))
 
     def run(self) -> None:
         from watchdog.events import FileSystemEventHandler
