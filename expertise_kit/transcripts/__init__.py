@@ -14,6 +14,7 @@ from .codex import CODEX_TYPES, read_codex
 from .generic import GENERIC_TYPES, read_generic
 from .lines import LineReport, json_lines, looks_binary
 from .model import Session, ToolCall
+from .model import record_kind as _kind
 
 __all__ = ["FORMATS", "Session", "ToolCall", "detect_format", "read_transcript"]
 
@@ -27,7 +28,7 @@ def detect_format(path: Path) -> str | None:
     seen = 0
     for record in json_lines(path, report):
         seen += 1
-        kind = record.get("type")
+        kind = _kind(record)
         if kind in CODEX_TYPES or isinstance(record.get("payload"), dict):
             return "codex"
         if "sessionId" in record or "parentUuid" in record or kind in _CLAUDE_TYPES - {"user", "assistant"}:

@@ -17,6 +17,7 @@ from typing import Any
 
 from .lines import LineReport, json_lines
 from .model import MAX_ERROR_CHARS, MAX_PROMPT_CHARS, Session, ToolCall
+from .model import record_kind as _kind
 from .tools import tool_call
 
 __all__ = ["read_claude", "claude_session_id", "subagent_files"]
@@ -121,7 +122,7 @@ class _Reader:
         self.last = ""
 
     def feed(self, record: dict[str, Any], thread_hint: str | None) -> None:
-        kind = record.get("type")
+        kind = _kind(record)
         if kind not in ("user", "assistant", "system"):
             return  # summary, file-history-snapshot, progress, queue operations: no tool activity
         uuid = record.get("uuid")

@@ -18,6 +18,7 @@ import orjson
 
 from .lines import LineReport, json_lines
 from .model import MAX_ERROR_CHARS, MAX_PROMPT_CHARS, Session, ToolCall
+from .model import record_kind as _kind
 from .tools import set_command, set_patch
 
 __all__ = ["read_codex", "CODEX_TYPES"]
@@ -96,7 +97,7 @@ class _Codex:
         self.aborted = False
 
     def feed(self, record: dict[str, Any]) -> None:
-        kind = record.get("type")
+        kind = _kind(record)
         payload = record.get("payload")
         stamp = str(record.get("timestamp") or "")
         if kind not in CODEX_TYPES and kind in _ITEM_TYPES:
@@ -120,7 +121,7 @@ class _Codex:
             self._item(payload, stamp)
 
     def _item(self, item: dict[str, Any], stamp: str) -> None:
-        kind = item.get("type")
+        kind = _kind(item)
         call_id = str(item.get("call_id") or item.get("id") or "")
         if kind == "message":
             self.last_kind = f"message:{item.get('role')}"

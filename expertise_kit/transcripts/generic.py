@@ -12,6 +12,7 @@ from typing import Any
 
 from .lines import LineReport, json_lines
 from .model import MAX_ERROR_CHARS, MAX_PROMPT_CHARS, Session, ToolCall
+from .model import record_kind as _kind
 from .tools import tool_call
 
 __all__ = ["read_generic", "GENERIC_TYPES"]
@@ -38,7 +39,7 @@ def read_generic(path: Path) -> Session:
         if isinstance(record.get("session_id"), (str, int)):
             session.id = str(record["session_id"])
         stamp = _text(record.get("timestamp"))
-        kind = record.get("type")
+        kind = _kind(record)
         if kind == "tool_use":
             name = _text(record.get("tool_name") or record.get("name") or "?")
             call = tool_call(_text(record.get("id")), name, record.get("input"), "main", stamp)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ToolCall", "Session", "MAX_ERROR_CHARS", "MAX_COMMAND_CHARS", "MAX_PROMPT_CHARS"]
+__all__ = ["ToolCall", "Session", "MAX_ERROR_CHARS", "MAX_COMMAND_CHARS", "MAX_PROMPT_CHARS", "record_kind"]
 
 MAX_ERROR_CHARS = 4000  # kept per failed call while reading; the stored error is cut to 200 later
 MAX_COMMAND_CHARS = 2000
@@ -51,3 +51,9 @@ class Session:
         for call in self.calls:
             grouped.setdefault(call.thread, []).append(call)
         return grouped
+
+
+def record_kind(record: dict[str, object]) -> str | None:
+    """A record's ``type``, when it is a string: logs are untrusted, and a list there must not crash us."""
+    kind = record.get("type")
+    return kind if isinstance(kind, str) else None

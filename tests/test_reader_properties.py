@@ -1,0 +1,63 @@
+"""Property tests for the transcript readers: any JSON lines at all, and they never raise."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from expertise_kit.extract import extract
+from expertise_kit.transcripts.claude import read_claude
+from expertise_kit.transcripts.codex import read_codex
+from expertise_kit.transcripts.generic import read_generic
+
+KEYS = [
+    "type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "sessionId", "cwd", "timestamp", "message",
+    "content", "role", "id", "name", "input", "tool_use_id", "is_error", "toolUseResult", "payload", "call_id",
+    "arguments", "output", "tool_name", "success", "command", "file_path", "text", "isMeta", "status",
+]  # fmt: skip
+TYPES = ["user", "assistant", "system", "summary", "tool_use", "tool_result", "text", "session_meta",
+         "response_item", "function_call", "function_call_output", "custom_tool_call", "event_msg", "message"]  # fmt: skip
+
+leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(TYPES), st.text(max_size=20),
+    st.sampled_from(["Bash", "Edit", "Write", "Read", "apply_patch", "shell", "u1", "u2", "t1", "/p/a.py", "git mv a b"]),
+)  # fmt: skip
+json_values = st.recursive(
+    leaf,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.sampled_from(KEYS), children, max_size=6)
+    ),
+    max_leaves=25,
+)
+records = st.lists(st.dictionaries(st.sampled_from(KEYS), json_values, max_size=8), max_size=12)
+
+
+def _write(rows: list[dict[str, Any]], garbage: bool) -> Path:
+    path = Path(tempfile.mkdtemp()) / "t.jsonl"
+    lines = [json.dumps(row) for row in rows]
+    if garbage:
+        lines.insert(len(lines) // 2, "{not json")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@settings(
+    max_examples=int(os.environ.get("EXPERTISE_PROPERTY_EXAMPLES", "300")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(rows=records, garbage=st.booleans())
+def test_readers_and_extraction_never_raise(rows: list[dict[str, Any]], garbage: bool) -> None:
+    path = _write(rows, garbage)
+    for reader in (read_claude, read_codex, read_generic):
+        session = reader(path)
+        result = extract(session, "/p")
+        assert result.failures_seen >= 0
+        for learning in result.learnings:
+            assert all(len(str(v)) <= 10_000 for v in learning.raw.values())
