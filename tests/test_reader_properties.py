@@ -21,12 +21,14 @@ KEYS = [
     "content", "role", "id", "name", "input", "tool_use_id", "is_error", "toolUseResult", "payload", "call_id",
     "arguments", "output", "tool_name", "success", "command", "file_path", "text", "isMeta", "status",
 ]  # fmt: skip
-TYPES = ["user", "assistant", "system", "summary", "tool_use", "tool_result", "text", "session_meta",
-         "response_item", "function_call", "function_call_output", "custom_tool_call", "event_msg", "message"]  # fmt: skip
+TYPES = [
+    "user", "assistant", "system", "summary", "tool_use", "tool_result", "text", "session_meta", "response_item",
+    "function_call", "function_call_output", "custom_tool_call", "event_msg", "message",
+]  # fmt: skip
 
 leaf = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(TYPES), st.text(max_size=20),
-    st.sampled_from(["Bash", "Edit", "Write", "Read", "apply_patch", "shell", "u1", "u2", "t1", "/p/a.py", "git mv a b"]),
+    st.sampled_from(["Bash", "Edit", "Write", "Read", "apply_patch", "shell", "u1", "u2", "t1", "/p/a.py", "git mv x y"]),
 )  # fmt: skip
 json_values = st.recursive(
     leaf,
