@@ -28,7 +28,7 @@ TYPES = [
 
 leaf = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(TYPES), st.text(max_size=20),
-    st.sampled_from(["Bash", "Edit", "Write", "Read", "apply_patch", "shell", "u1", "u2", "t1", "/p/a.py", "git mv x y"]),
+    st.sampled_from(["Bash", "Edit", "Write", "Read", "apply_patch", "shell", "u1", "t1", "/p/a.py", "git mv x y"]),
 )  # fmt: skip
 json_values = st.recursive(
     leaf,
