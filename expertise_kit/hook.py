@@ -126,16 +126,18 @@ def pre_task(agent: str, payload: dict[str, Any]) -> None:
     _emit(agent, event, result.text)
 
 
-def _wait_for_flush(path: str, settle: float = 0.3, limit: float = 3.0) -> None:
-    """Agents write the last records a moment after the hook fires: wait until the size holds still."""
+def _wait_for_flush(path: str, settle: float = 1.0, limit: float = 6.0, step: float = 0.1) -> None:
+    """Agents write the last records a moment after the hook fires: wait until the file's size has held
+    still for ``settle`` seconds (at most ``limit`` seconds in all)."""
     deadline = time.monotonic() + limit
-    last = -1
+    last, still_since = -2, time.monotonic()
     while time.monotonic() < deadline:
         size = os.path.getsize(path) if os.path.exists(path) else -1
-        if size == last and size >= 0:
+        if size != last:
+            last, still_since = size, time.monotonic()
+        elif size >= 0 and time.monotonic() - still_since >= settle:
             return
-        last = size
-        time.sleep(settle)
+        time.sleep(step)
 
 
 def post_session(agent: str, payload: dict[str, Any]) -> None:

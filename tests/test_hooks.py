@@ -200,3 +200,25 @@ def test_the_snippets_in_hooks_dir_are_what_install_writes(tmp_path: Path, agent
     written = install_hooks(tmp_path, agent, python="/path/to/venv/bin/python").path.read_text()
     snippet = Path(__file__).resolve().parents[1] / "hooks" / SNIPPETS[agent]
     assert snippet.read_text() == written
+
+
+def test_post_hook_waits_for_a_transcript_still_being_flushed(project: Path, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    full = shop_session().write(tmp_path / "full.jsonl").read_text().splitlines(keepends=True)
+    transcript = tmp_path / "late.jsonl"
+    transcript.write_text("".join(full[:4]))  # the agent has not written the rest yet
+
+    def finish_writing() -> None:
+        time.sleep(0.5)
+        with open(transcript, "a") as handle:
+            handle.write("".join(full[4:]))
+
+    writer = threading.Thread(target=finish_writing)
+    writer.start()
+    payload = {"transcript_path": str(transcript), "cwd": str(project)}
+    done = _hook("post", "claude-code", json.dumps(payload), project)
+    writer.join()
+    assert done.returncode == 0
+    assert "learned 8 new" in done.stderr  # everything, including what arrived after the hook started
