@@ -347,3 +347,15 @@ def test_cli_2_1_subagents_folder_is_read_with_its_session(tmp_path: Path) -> No
     assert len(session.files_read) == 2
     assert [c.modifies for c in session.threads["agent:a77e2c1"]] == [(f"{CWD}/shop/tax.py",)]
     assert session.ended_well
+
+
+def test_learning_into_a_full_file_prunes_and_says_so(project: Path, run: Cli, tmp_path: Path) -> None:
+    (project / ".expertise" / "config.yaml").write_text("line_cap: 50\n")
+    path = project / ".expertise" / "testing.yaml"
+    path.write_text(path.read_text().replace("\npatterns: []", "\npatterns:\n" + "".join(f"  - rule {n}\n" for n in range(36))))
+    result = run("learn", str(shop_session().write(tmp_path / "s.jsonl")))
+    assert result.exit_code == 0
+    assert "warning: pruned learned " in result.stderr  # learned entries go first...
+    assert "hand-written" not in result.stderr  # ...and here they were enough
+    text = path.read_text()
+    assert text.count("\n") <= 50 and all(f"  - rule {n}\n" in text for n in range(36))

@@ -53,8 +53,17 @@ def learn(ctx: click.Context, transcripts: tuple[Path, ...], fmt: str, as_json: 
                 f"{name}: {verb} {len(merge['added'])} new, {len(merge['updated'])} seen again, "
                 f"{len(merge['rejected'])} rejected"
             )
-            if not as_json and name in report.domains and not dry_run:
-                report_commit(report.domains[name].commit)
+            merged = report.domains.get(name)
+            if merged is not None and not dry_run:
+                report_commit(merged.commit)
+            for pruned in merged.pruned if merged else []:
+                kind = "learned" if pruned.learned else "hand-written"
+                click.echo(
+                    f"warning: pruned {kind} {pruned.section} entry to stay under the cap: {pruned.text[:80]}", err=True
+                )
+            if merged is not None and merged.over_by:
+                cap = store.config.line_cap
+                click.echo(f"warning: {name}.yaml is still {merged.over_by} lines over the {cap}-line cap", err=True)
         if not data and not report.errors:
             click.echo("nothing to learn")
     for warning in report.warnings:
