@@ -352,7 +352,8 @@ def test_cli_2_1_subagents_folder_is_read_with_its_session(tmp_path: Path) -> No
 def test_learning_into_a_full_file_prunes_and_says_so(project: Path, run: Cli, tmp_path: Path) -> None:
     (project / ".expertise" / "config.yaml").write_text("line_cap: 50\n")
     path = project / ".expertise" / "testing.yaml"
-    path.write_text(path.read_text().replace("\npatterns: []", "\npatterns:\n" + "".join(f"  - rule {n}\n" for n in range(36))))
+    rules = "".join(f"  - rule {n}\n" for n in range(36))
+    path.write_text(path.read_text().replace("\npatterns: []", "\npatterns:\n" + rules))
     result = run("learn", str(shop_session().write(tmp_path / "s.jsonl")))
     assert result.exit_code == 0
     assert "warning: pruned learned " in result.stderr  # learned entries go first...
