@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # the hook's path: no typing or dataclasses imports (~9 m
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["RenderResult", "render_section", "prepare_entry", "DEFAULT_MAX_CHARS", "TRUNCATED"]
+__all__ = ["RenderResult", "render_section", "prepare_entry", "strip_controls", "DEFAULT_MAX_CHARS", "TRUNCATED"]
 
 DEFAULT_MAX_CHARS = 6000  # agents are known to cut context injected beyond ~10,000 characters
 TRUNCATED = "[... truncated]"
@@ -61,6 +61,10 @@ class RenderResult:
             "dropped": self.dropped,
             "truncated": bool(self.dropped),
         }
+
+
+def strip_controls(text: str) -> str:
+    return text.translate(_STRIP)
 
 
 def _quote(text: str, limit: int = MAX_ENTRY_CHARS) -> str:

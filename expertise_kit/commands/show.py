@@ -12,6 +12,13 @@ from ._output import echo_json
 from ._shared import entry_record, open_store
 
 
+def _safe(text: str) -> str:
+    """One line with control characters gone: a learned error must not drive the user's terminal."""
+    from ..render import strip_controls
+
+    return " ".join(strip_controls(text).split())
+
+
 def _provenance(item: Item) -> str:
     from ..models import is_learned, item_last_seen
 
@@ -64,8 +71,8 @@ def show(start: Path, domain: str, as_json: bool) -> None:
             continue
         click.echo(f"\n{section} ({len(items)})")
         for item in items:
-            click.echo(f"  {item_id(section, item)}  {item_text(item)}  [{_provenance(item)}]")
+            click.echo(f"  {item_id(section, item)}  {_safe(item_text(item))}  [{_provenance(item)}]")
             if isinstance(item, FailureEntry) and item.error and item.issue:
-                click.echo(f"            error: {item.error}")
+                click.echo(f"            error: {_safe(item.error)}")
     validated = f"{model.last_validated:%Y-%m-%d %H:%M}Z" if model.last_validated else "never"
     click.echo(f"\nlast validated: {validated}")
