@@ -122,6 +122,7 @@ def test_relevance_outranks_recurrence_within_a_group(project: Path, run: Cli) -
 
 def test_show_never_prints_control_characters(project: Path, run: Cli) -> None:
     path = project / ".expertise" / "api.yaml"
-    path.write_text('domain: api\nlearned_from_failures:\n  - issue: "curl \\e[31mred\\e[0m"\n    error: "bell \\a here"\n')
+    failure = '  - issue: "curl \\e[31mred\\e[0m"\n    error: "bell \\a here"\n'
+    path.write_text("domain: api\nlearned_from_failures:\n" + failure)
     shown = run("show", "api").stdout
     assert "\x1b" not in shown and "\x07" not in shown and "red" in shown
