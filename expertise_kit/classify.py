@@ -22,11 +22,12 @@ SECONDARY_RATIO = 0.5  # a domain within half of the winner's score is a close s
 
 
 class Rules:
-    __slots__ = ("keywords", "paths")
+    __slots__ = ("keywords", "paths", "stems")
 
     def __init__(self, keywords: tuple[str, ...], paths: tuple[str, ...]) -> None:
         self.keywords = keywords
         self.paths = paths
+        self.stems = frozenset(_stem(k.lower()) for k in keywords)  # once, not on every classification
 
 
 class Classification:
@@ -115,7 +116,7 @@ def classify(
     with_code = bool(test_files) and len(test_files) < len(files)
     scores: dict[str, float] = {}
     for domain, rule in rules.items():
-        keywords = {_stem(k.lower()) for k in rule.keywords}
+        keywords = rule.stems
         score = WORD_WEIGHT * sum(1 for word in words if word in keywords)
         for path in files:
             if any(path_matches(path, r) for r in rule.paths):
