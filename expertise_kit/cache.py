@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_VERSION",
-    "cache_dir",
     "cache_path",
     "domain_cache_path",
     "signature",
@@ -31,10 +30,6 @@ __all__ = [
 ]
 
 CACHE_VERSION = 4
-
-
-def cache_dir(expertise_dir: str | Path) -> str:
-    return os.path.join(expertise_dir, ".cache")
 
 
 def cache_path(expertise_dir: str | Path) -> str:

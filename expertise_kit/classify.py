@@ -10,9 +10,9 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # the hook's path: no typing or dataclasses imports
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
 
-__all__ = ["Classification", "classify", "tokens", "path_matches", "Rules", "rules_from"]
+__all__ = ["Classification", "classify", "tokens", "path_matches", "Rules"]
 
 PATH_WEIGHT = 3.0
 PATH_WORD_WEIGHT = 1.0  # a keyword inside a path segment: a hint, weaker than a path rule
@@ -136,7 +136,3 @@ def classify(
         d for d in sorted(scores, key=lambda d: -scores[d]) if d != best and scores[d] >= scores[best] * SECONDARY_RATIO
     ]
     return Classification(best, scores, secondary)
-
-
-def rules_from(domains: Iterable[tuple[str, Sequence[str], Sequence[str]]]) -> dict[str, Rules]:
-    return {name: Rules(tuple(keywords), tuple(paths)) for name, keywords, paths in domains}
