@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from expertise_kit.classify import Rules, classify
+from expertise_kit.classify import classify, rules_from
 from expertise_kit.config import Config
 
 DOMAINS = ["database", "api", "frontend", "testing", "security", "deployment", "general"]
@@ -128,7 +128,7 @@ def main() -> None:
         sys.exit("no labelled tasks found")
     if args.dump:
         args.dump.write_text("".join(json.dumps(t) + "\n" for t in tasks))
-    rules = {n: Rules(r.keywords, r.paths) for n, r in Config.default().domains.items()}
+    rules = rules_from(Config.default().domains)
     gold = [str(t["label"]) for t in tasks]
     ours = [classify(str(t["description"]), list(t["files"]), rules).domain for t in tasks]  # type: ignore[arg-type]
     spec = [spec_classify(str(t["description"]), list(t["files"])) for t in tasks]  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from .cache import CACHE_VERSION, cache_path, domain_cache_path, signature, sign
 from .classify import tokens
 from .config import Config
 from .errors import UserError
-from .models import FailureEntry, FileEntry, TextEntry, is_learned, item_id, item_last_seen
+from .models import is_learned, item_last_seen, item_record
 from .names import ENTRY_SECTIONS
 from .render import prepare_entry
 from .store import Store, parse_item
@@ -26,20 +26,11 @@ def _entry(section: str, raw: Any) -> dict[str, Any] | None:
         item = parse_item(section, raw)
     except ValidationError:
         return None
-    record: dict[str, Any] = {"id": item_id(section, item), "section": section, "learned": is_learned(item)}
-    if isinstance(item, str):
-        record["path" if section == "core_files" else "issue" if section == "learned_from_failures" else "text"] = item
-    elif isinstance(item, FailureEntry):
-        record.update(issue=item.issue, error=item.error, solution=item.solution or "", stale=item.stale)
-    elif isinstance(item, FileEntry):
-        record["path"] = item.path
-    elif isinstance(item, TextEntry):
-        record["text"] = item.text
-    if not isinstance(item, str):
-        record.update(recurrence=item.recurrence, helpful=item.helpful, harmful=item.harmful)
+    record = item_record(section, item)
+    record["learned"] = is_learned(item)
     seen = item_last_seen(item)
     record["last_seen"] = seen.isoformat() if seen else ""
-    words = " ".join(str(record.get(k, "")) for k in ("text", "issue", "error", "solution", "path"))
+    words = " ".join(str(record.get(k) or "") for k in ("text", "issue", "error", "solution", "path"))
     record["tokens"] = sorted(set(tokens(words)))
     return record
 

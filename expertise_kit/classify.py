@@ -11,8 +11,9 @@ from __future__ import annotations
 TYPE_CHECKING = False  # the hook's path: no typing or dataclasses imports
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Any
 
-__all__ = ["Classification", "classify", "tokens", "path_matches", "Rules"]
+__all__ = ["Classification", "classify", "tokens", "path_matches", "Rules", "rules_from"]
 
 PATH_WEIGHT = 3.0
 PATH_WORD_WEIGHT = 1.0  # a keyword inside a path segment: a hint, weaker than a path rule
@@ -28,6 +29,18 @@ class Rules:
         self.keywords = keywords
         self.paths = paths
         self.stems = frozenset(_stem(k.lower()) for k in keywords)  # once, not on every classification
+
+
+def rules_from(domains: Mapping[str, Any]) -> dict[str, Rules]:
+    """Rules from config domains: objects with ``keywords``/``paths`` or, in the cache, dicts of them."""
+    rules = {}
+    for name, spec in domains.items():
+        if isinstance(spec, dict):
+            keywords, paths = spec.get("keywords") or (), spec.get("paths") or ()
+        else:
+            keywords, paths = spec.keywords, spec.paths
+        rules[name] = Rules(tuple(keywords), tuple(paths))
+    return rules
 
 
 class Classification:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["ExpertiseError", "UserError", "LockTimeout"]
+__all__ = ["ExpertiseError", "UserError", "LockTimeout", "NotInitialised", "FileMissing"]
 
 
 class ExpertiseError(Exception):
@@ -45,3 +45,11 @@ class UserError(ExpertiseError):
 
 class LockTimeout(UserError):
     """Another expertise process held the write lock for too long."""
+
+
+class NotInitialised(UserError):
+    """No ``.expertise/`` here or above: the project has not run ``expertise init``."""
+
+
+class FileMissing(UserError):
+    """A file we expected is not there."""

@@ -76,13 +76,9 @@ def _rebuild(expertise_dir: str) -> dict[str, Any]:
 
 
 def _choose_domains(cache: dict[str, Any], prompt: str, files: list[str]) -> list[str]:
-    from .classify import Rules, classify
+    from .classify import classify, rules_from
 
-    config = cache.get("config") or {}
-    rules = {
-        name: Rules(tuple(spec.get("keywords") or ()), tuple(spec.get("paths") or ()))
-        for name, spec in (config.get("domains") or {}).items()
-    }
+    rules = rules_from((cache.get("config") or {}).get("domains") or {})
     if not prompt.strip() and not files:
         return ["general"]
     result = classify(prompt, files, rules)

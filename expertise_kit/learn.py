@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .classify import Classification, Rules, classify
+from .classify import Classification, Rules, classify, rules_from
 from .errors import UserError
 from .extract import Extraction, extract
 from .quality import rejection_reason
@@ -46,10 +46,6 @@ class LearnReport:
         }
 
 
-def _rules(store: Store) -> dict[str, Rules]:
-    return {name: Rules(r.keywords, r.paths) for name, r in store.config.domains.items()}
-
-
 def _route(text: str, files: list[str], rules: dict[str, Rules], primary: str) -> str:
     result: Classification = classify(text, files, rules, fallback=primary)
     return result.domain
@@ -77,7 +73,7 @@ def _session_record(extraction: Extraction, primary: str) -> dict[str, Any]:
 
 def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: bool = False) -> LearnReport:
     report = LearnReport(dry_run=dry_run)
-    rules = _rules(store)
+    rules = rules_from(store.config.domains)
     by_domain: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     sessions_by_domain: dict[str, list[str]] = {}
     seen_files: set[Path] = set()

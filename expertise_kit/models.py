@@ -28,6 +28,7 @@ __all__ = [
     "is_learned",
     "item_value",
     "item_last_seen",
+    "item_record",
     "SCHEMA_FILE_NAME",
     "json_schema",
 ]
@@ -168,6 +169,19 @@ def item_last_seen(item: Item) -> datetime | None:
     if isinstance(item, str):
         return None
     return item.last_seen or item.first_seen
+
+
+def item_record(section: str, item: Item) -> dict[str, Any]:
+    """One entry as plain data: its id and section, then every field (plain strings become hand-written)."""
+    record: dict[str, Any] = {"id": item_id(section, item), "section": section}
+    if isinstance(item, str):
+        key = "path" if section == "core_files" else ("issue" if section == "learned_from_failures" else "text")
+        record.update({key: item, "source": "manual"})
+    else:
+        record.update(item.model_dump(mode="json"))
+        if isinstance(item, FailureEntry) and not item.solution:
+            record["solution"] = None
+    return record
 
 
 def json_schema() -> dict[str, Any]:

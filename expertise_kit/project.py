@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UserError
+from .errors import NotInitialised
 
 __all__ = ["Project", "GitLocation", "find_git", "find_project", "project_for_init", "EXPERTISE_DIR"]
 
@@ -89,7 +89,7 @@ def find_project(start: Path | None = None) -> Project:
             return Project(root=directory, git=git if git and directory.is_relative_to(git.toplevel) else None)
         if git is not None and directory == git.toplevel:
             break
-    raise UserError(
+    raise NotInitialised(
         f"no {EXPERTISE_DIR}/ directory in {here} or its parents",
         hint="run `expertise init` at the top of your project",
     )

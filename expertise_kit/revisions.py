@@ -42,15 +42,11 @@ def changed_files(project: Project, repo: Any, old: str | None, new: str) -> lis
     return domain_files_in(listed.stdout.split("\n"), project)
 
 
-def _parse(text: str | None, label: str) -> dict[str, Any] | None:
-    return parse_version(text, label)
-
-
 def revision_diffs(project: Project, repo: Any, old: str | None, new: str) -> list[FileDiff]:
     diffs = []
     for path in changed_files(project, repo, old, new):
-        before = _parse(read_file_at(repo, old, path) if old else None, f"{(old or '')[:12]}:{path}")
-        after = _parse(read_file_at(repo, new, path), f"{new[:12]}:{path}")
+        before = parse_version(read_file_at(repo, old, path) if old else None, f"{(old or '')[:12]}:{path}")
+        after = parse_version(read_file_at(repo, new, path), f"{new[:12]}:{path}")
         diffs.append(diff_versions(path, before, after))
     return [d for d in diffs if not d.empty]
 
@@ -65,6 +61,6 @@ def worktree_diffs(project: Project, repo: Any) -> list[FileDiff]:
     for path in domain_files_in([*tracked, *untracked], project):
         disk = project.git.toplevel / path
         text = disk.read_text(encoding="utf-8") if disk.exists() else None
-        before = _parse(read_file_at(repo, "HEAD", path), f"HEAD:{path}")
-        diffs.append(diff_versions(path, before, _parse(text, path)))
+        before = parse_version(read_file_at(repo, "HEAD", path), f"HEAD:{path}")
+        diffs.append(diff_versions(path, before, parse_version(text, path)))
     return [d for d in diffs if not d.empty]

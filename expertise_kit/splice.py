@@ -170,11 +170,13 @@ def _analyse(loaded: LoadedYaml, lines: list[str], key: str) -> _Section:
     )
 
 
-def _house_style(sections: dict[str, _Section]) -> tuple[int, int]:
-    """Dash indent and content offset to use where a section has no items to copy from."""
-    for section in sections.values():
-        if section.kind == "block":
-            return section.dash_col - section.key_col, section.content_offset
+def _house_style(loaded: LoadedYaml, lines: list[str], known: dict[str, _Section]) -> tuple[int, int]:
+    """Dash indent and content offset of the file's first block list, for a section with no items to copy."""
+    for name, value in loaded.tree.items():
+        if isinstance(value, list):
+            section = known.get(name) or _analyse(loaded, lines, name)
+            if section.kind == "block":
+                return section.dash_col - section.key_col, section.content_offset
     return _DEFAULT_DASH_INDENT, _DEFAULT_CONTENT_OFFSET
 
 
@@ -274,8 +276,11 @@ def _splice(loaded: LoadedYaml, edits: list[Edit]) -> str:
     sections = {name: _analyse(loaded, lines, name) for name in names}
     if any(section.kind == "other" for section in sections.values()):
         raise _CannotSplice
-    dash_indent, default_offset = _house_style(
-        {name: _analyse(loaded, lines, name) for name in loaded.tree if isinstance(loaded.tree[name], list)}
+    # Only a section with no items of its own needs the file's style, and only then is it looked up.
+    dash_indent, default_offset = (
+        _house_style(loaded, lines, sections)
+        if any(section.kind != "block" for section in sections.values())
+        else (_DEFAULT_DASH_INDENT, _DEFAULT_CONTENT_OFFSET)
     )
     # (start, end, new lines): replace lines[start:end]. Non-overlapping, so applied bottom-up.
     patches: list[tuple[int, int, list[str]]] = list(key_patches)

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from .atomic import ensure_writable, remove_stale_temps, write_atomic, write_lock
-from .cap import CapResult, PrunedEntry, fit_to_cap
+from .cap import CapResult, PrunedEntry, count_lines, fit_to_cap
 from .config import Config, load_config
 from .errors import UserError
 from .gitstate import busy_reason
@@ -72,8 +72,7 @@ class DomainDoc:
 
     @property
     def line_count(self) -> int:
-        text = self.loaded.text
-        return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        return count_lines(self.loaded.text)
 
 
 @dataclass

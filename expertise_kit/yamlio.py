@@ -18,7 +18,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from .errors import UserError
+from .errors import FileMissing, UserError
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -91,7 +91,7 @@ def _read_bytes(path: Path) -> bytes:
             # Read one byte past the limit so a file growing under us is still caught.
             return handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise UserError("file not found", path=path, hint="run `expertise init` to create it") from None
+        raise FileMissing("file not found", path=path, hint="run `expertise init` to create it") from None
     except IsADirectoryError:
         raise UserError("is a directory, not a file", path=path, hint="move it aside") from None
     except PermissionError:

@@ -3,25 +3,27 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ._output import echo_json
 
-
-def _rules(start: Path) -> dict[str, object]:
+if TYPE_CHECKING:
     from ..classify import Rules
+
+
+def _rules(start: Path) -> dict[str, Rules]:
+    from ..classify import rules_from
     from ..config import Config, load_config
-    from ..errors import UserError
+    from ..errors import NotInitialised
     from ..project import find_project
 
     try:
         config = load_config(find_project(start).expertise_dir)
-    except UserError as exc:
-        if "no .expertise/" not in exc.message:
-            raise
+    except NotInitialised:
         config = Config.default()  # classifying needs no project: use the built-in rules
-    return {name: Rules(r.keywords, r.paths) for name, r in config.domains.items()}
+    return rules_from(config.domains)
 
 
 @click.command()
@@ -41,7 +43,7 @@ def classify(start: Path, text: str, files: tuple[str, ...], as_json: bool, batc
 
     rules = _rules(start)
     if not batch:
-        result = run(text, list(files), rules)  # type: ignore[arg-type]
+        result = run(text, list(files), rules)
         if as_json:
             echo_json(result.as_json())
         else:
@@ -59,5 +61,5 @@ def classify(start: Path, text: str, files: tuple[str, ...], as_json: bool, batc
             click.echo(f"expertise: warning: stdin:{number}: not a JSON object, printed general", err=True)
             out.write("general\n")
             continue
-        result = run(description, paths, rules)  # type: ignore[arg-type]
+        result = run(description, paths, rules)
         out.write((json.dumps(result.as_json(), ensure_ascii=False) if as_json else result.domain) + "\n")

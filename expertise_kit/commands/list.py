@@ -4,7 +4,7 @@ from typing import Any
 
 import click
 
-from ..errors import UserError
+from ..errors import FileMissing, UserError
 from ._output import echo_json
 from ._shared import open_store
 
@@ -32,7 +32,7 @@ def list_domains(ctx: click.Context, as_json: bool) -> None:
         try:
             doc = store.load(name)
         except UserError as exc:
-            row.update(status="missing" if "not found" in exc.message else "error", error=exc.one_line())
+            row.update(status="missing" if isinstance(exc, FileMissing) else "error", error=exc.one_line())
             failures.append(exc)
         else:
             row.update(lines=doc.line_count, entries=doc.entry_count)

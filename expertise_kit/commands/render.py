@@ -25,7 +25,7 @@ def render(
     """
     from ..cache import read_fresh_cache
     from ..cachebuild import rebuild_cache
-    from ..classify import Rules, classify
+    from ..classify import classify, rules_from
     from ..names import validate_domain_name
     from ..render import DEFAULT_MAX_CHARS, render_section
     from ._shared import open_store
@@ -39,7 +39,7 @@ def render(
             store.path_for(name)
         chosen = list(domains)
     else:
-        rules = {n: Rules(tuple(s["keywords"]), tuple(s["paths"])) for n, s in cache["config"]["domains"].items()}
+        rules = rules_from(cache["config"]["domains"])
         classification = classify(task, list(files), rules)
         chosen = [classification.domain, *classification.secondary[:2]] if (task or files) else ["general"]
     result = render_section(cache, chosen, task=task, files=list(files), max_chars=max_chars or DEFAULT_MAX_CHARS)

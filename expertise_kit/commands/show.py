@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from ..models import Item
 from ..names import ENTRY_SECTIONS
 from ._output import echo_json
-from ._shared import entry_record, open_store
+from ._shared import open_store
 
 
 def _safe(text: str) -> str:
@@ -42,7 +42,7 @@ def _provenance(item: Item) -> str:
 @click.pass_obj
 def show(start: Path, domain: str, as_json: bool) -> None:
     """Show one domain file, with the id of every entry."""
-    from ..models import FailureEntry, item_id, item_text
+    from ..models import FailureEntry, item_id, item_record, item_text
 
     store = open_store(start)
     doc = store.load(domain)
@@ -56,7 +56,7 @@ def show(start: Path, domain: str, as_json: bool) -> None:
                 "line_cap": store.config.line_cap,
                 "overview": model.overview,
                 "last_validated": model.last_validated,
-                "entries": [entry_record(section, item) for section, _, item in doc.entries()],
+                "entries": [item_record(section, item) for section, _, item in doc.entries()],
                 "extra": model.model_extra or {},
             }
         )
