@@ -18,8 +18,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from expertise_kit.classify import classify, rules_from
 from expertise_kit.config import Config
+from expertise_kit.fast.classify import classify, rules_from
 
 DOMAINS = ["database", "api", "frontend", "testing", "security", "deployment", "general"]
 _SUBJECT = re.compile(r"^(?P<type>[a-z]+)(?:\((?P<scope>[^)]*)\))?!?:\s*(?P<text>.+)$")

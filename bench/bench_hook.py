@@ -18,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import bench_env, expertise_argv, p50, python_startup, temp_repo  # noqa: E402
 
-from expertise_kit.cap import count_lines  # noqa: E402
-from expertise_kit.installer import hook_command  # noqa: E402
-from expertise_kit.names import DEFAULT_DOMAINS  # noqa: E402
+from expertise_kit.agents.installer import hook_command  # noqa: E402
+from expertise_kit.document.cap import count_lines  # noqa: E402
+from expertise_kit.document.names import DEFAULT_DOMAINS  # noqa: E402
 
 WORDS = [
     "migration",

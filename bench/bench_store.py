@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import bench_env, expertise_argv, p50, python_startup, row, temp_repo, time_call, time_command  # noqa: E402
 
-from expertise_kit.cap import count_lines  # noqa: E402
+from expertise_kit.document.cap import count_lines  # noqa: E402
 from expertise_kit.project import find_project  # noqa: E402
 from expertise_kit.store import Store  # noqa: E402
 

@@ -25,8 +25,8 @@ def one_revision(runs: int) -> None:
     env = bench_env()
     os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_") or k == "HOME"})
     from expertise_kit.project import find_project, project_for_init
-    from expertise_kit.scaffold import initialise
-    from expertise_kit.versioning import Revision, commit_revision
+    from expertise_kit.store.scaffold import initialise
+    from expertise_kit.versioning.commit import Revision, commit_revision
 
     root = temp_repo(env)
     initialise(project_for_init(root))

@@ -1,3 +1,3 @@
-from .cli import main
+from expertise_kit.cli import main
 
 main()

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from . import __version__
-from .errors import UserError
+from expertise_kit import __version__
+from expertise_kit.errors import UserError
 
 __all__ = ["cli", "main"]
 
@@ -43,7 +43,7 @@ def cli(ctx: click.Context, directory: Path | None) -> None:
 
 
 def _register() -> None:
-    from .commands import COMMANDS
+    from expertise_kit.commands import COMMANDS
 
     for command in COMMANDS:
         cli.add_command(command)

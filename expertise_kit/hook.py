@@ -56,7 +56,7 @@ def _find_expertise(start: str) -> str | None:
 
 def _load_cache(expertise_dir: str) -> dict[str, Any]:
     """The cache index (config, overviews), fresh; entries are loaded per domain by the caller."""
-    from .cache import read_fresh_cache
+    from expertise_kit.fast.cache import read_fresh_cache
 
     cache = read_fresh_cache(expertise_dir, domains=[])
     if cache is None:
@@ -68,15 +68,15 @@ def _rebuild(expertise_dir: str) -> dict[str, Any]:
     """A hand edit or a first run: rebuild once, with the heavy machinery (entries for every domain)."""
     from pathlib import Path
 
-    from .cachebuild import rebuild_cache
-    from .project import find_project
-    from .store import Store
+    from expertise_kit.project import find_project
+    from expertise_kit.store import Store
+    from expertise_kit.store.cachebuild import rebuild_cache
 
     return rebuild_cache(Store(find_project(Path(expertise_dir).parent)))
 
 
 def _choose_domains(cache: dict[str, Any], prompt: str, files: list[str]) -> list[str]:
-    from .classify import classify, rules_from
+    from expertise_kit.fast.classify import classify, rules_from
 
     rules = rules_from((cache.get("config") or {}).get("domains") or {})
     if not prompt.strip() and not files:
@@ -88,7 +88,7 @@ def _choose_domains(cache: dict[str, Any], prompt: str, files: list[str]) -> lis
 def _emit(agent: str, event: str, text: str) -> None:
     if not text:
         return
-    from .fastjson import quote
+    from expertise_kit.fast.fastjson import quote
 
     if agent == "cursor":
         payload = '{"additional_context": ' + quote(text) + "}"
@@ -100,7 +100,7 @@ def _emit(agent: str, event: str, text: str) -> None:
 
 
 def pre_task(agent: str, payload: dict[str, Any]) -> None:
-    from .render import render_section
+    from expertise_kit.fast.render import render_section
 
     cwd = str(payload.get("cwd") or os.getcwd())
     expertise_dir = _find_expertise(cwd)
@@ -110,7 +110,7 @@ def pre_task(agent: str, payload: dict[str, Any]) -> None:
     files = _mentioned_files(prompt)
     cache = _load_cache(expertise_dir)
     domains = _choose_domains(cache, prompt, files)
-    from .cache import load_entries
+    from expertise_kit.fast.cache import load_entries
 
     if not load_entries(expertise_dir, cache, domains):
         cache = _rebuild(expertise_dir)
@@ -147,9 +147,9 @@ def post_session(agent: str, payload: dict[str, Any]) -> None:
     _wait_for_flush(path)
     from pathlib import Path
 
-    from .learn import learn_from
-    from .project import find_project
-    from .store import Store
+    from expertise_kit.learning.learn import learn_from
+    from expertise_kit.project import find_project
+    from expertise_kit.store import Store
 
     report = learn_from(Store(find_project(Path(cwd))), [Path(path)])
     added = sum(len(m.added) for m in report.domains.values())
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         if mode not in ("pre", "post") or agent not in AGENT_EVENTS:
             raise _Quiet(f"usage: python -m expertise_kit.hook pre|post --agent {'|'.join(AGENT_EVENTS)}")
         raw = sys.stdin.read(MAX_STDIN) if not sys.stdin.isatty() else ""
-        from .fastjson import loads
+        from expertise_kit.fast.fastjson import loads
 
         payload = loads(raw) if raw.strip() else {}
         if not isinstance(payload, dict):

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import NotInitialised
+from expertise_kit.errors import NotInitialised
 
 __all__ = ["Project", "GitLocation", "find_git", "find_project", "project_for_init", "EXPERTISE_DIR"]
 

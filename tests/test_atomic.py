@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import Cli
 
-from expertise_kit.yamlio import load_yaml_file
+from expertise_kit.document.yamlio import load_yaml_file
 
 KILL_AT = {
     # where the simulated kill happens: (patched function, kill before or after calling it)
@@ -28,7 +28,7 @@ def _crashing_add(project: Path, target: str, when: str) -> subprocess.Completed
     script = textwrap.dedent(
         f"""
         import os, sys
-        from expertise_kit import atomic
+        from expertise_kit.document import atomic
         real = getattr(os, {target!r})
         def crash(*args, **kwargs):
             if {when!r} == "after":

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import Cli
 
-from expertise_kit.classify import Rules, classify, path_matches, tokens
 from expertise_kit.config import Config
+from expertise_kit.fast.classify import Rules, classify, path_matches, tokens
 
 RULES = {n: Rules(r.keywords, r.paths) for n, r in Config.default().domains.items()}
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import Cli, git, snapshot
 
 from expertise_kit.cli import cli
-from expertise_kit.names import DEFAULT_DOMAINS
+from expertise_kit.document.names import DEFAULT_DOMAINS
 
 
 def _commands() -> list[str]:
@@ -132,7 +132,7 @@ def test_schema_is_valid_json_schema_that_accepts_our_files(project: Path, run: 
     jsonschema.Draft202012Validator.check_schema(schema)
     run("add", "api", "patterns", "Version every endpoint")
     run("add", "api", "failures", "Timeout", "--error", "504 from upstream", "--solution", "raise the timeout")
-    from expertise_kit.yamlio import load_yaml_file
+    from expertise_kit.document.yamlio import load_yaml_file
 
     plain = load_yaml_file(project / ".expertise" / "api.yaml").plain
     jsonschema.validate(plain, schema)

@@ -12,7 +12,7 @@ import pytest
 from builders import shop_session
 from conftest import Cli, git
 
-from expertise_kit.installer import AGENTS, MARK
+from expertise_kit.agents.installer import AGENTS, MARK
 
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 
@@ -195,7 +195,7 @@ SNIPPETS = {
 
 @pytest.mark.parametrize("agent", sorted(SNIPPETS))
 def test_the_snippets_in_hooks_dir_are_what_install_writes(tmp_path: Path, agent: str) -> None:
-    from expertise_kit.installer import install_hooks
+    from expertise_kit.agents.installer import install_hooks
 
     written = install_hooks(tmp_path, agent, python="/path/to/venv/bin/python").path.read_text()
     snippet = Path(__file__).resolve().parents[1] / "hooks" / SNIPPETS[agent]

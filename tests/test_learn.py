@@ -14,7 +14,7 @@ import pytest
 from builders import CWD, ClaudeSession, shop_session, write_codex, write_generic
 from conftest import TRANSCRIPTS, Cli, git, snapshot
 
-from expertise_kit.transcripts import read_transcript
+from expertise_kit.learning.transcripts import read_transcript
 
 REAL = sorted(TRANSCRIPTS.glob("*/*/*.jsonl")) if TRANSCRIPTS.is_dir() else []
 needs_fixtures = pytest.mark.skipif(not REAL, reason=f"real transcripts not found at {TRANSCRIPTS} (../shared)")
@@ -282,7 +282,7 @@ def test_empty_missing_and_directory_inputs(project: Path, run: Cli, tmp_path: P
 
 
 def test_an_enormous_line_is_skipped_in_constant_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from expertise_kit.transcripts import lines
+    from expertise_kit.learning.transcripts import lines
 
     monkeypatch.setattr(lines, "MAX_LINE_BYTES", 1 << 20)  # 1 MiB stands in for the real 32 MiB limit
     path = shop_session().write(tmp_path / "s.jsonl")

@@ -11,10 +11,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from expertise_kit.extract import extract
-from expertise_kit.transcripts.claude import read_claude
-from expertise_kit.transcripts.codex import read_codex
-from expertise_kit.transcripts.generic import read_generic
+from expertise_kit.learning.extract import extract
+from expertise_kit.learning.transcripts.claude import read_claude
+from expertise_kit.learning.transcripts.codex import read_codex
+from expertise_kit.learning.transcripts.generic import read_generic
 
 KEYS = [
     "type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "sessionId", "cwd", "timestamp", "message",

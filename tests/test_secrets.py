@@ -11,7 +11,7 @@ import pytest
 from builders import CWD, ClaudeSession
 from conftest import TRANSCRIPTS, Cli, git
 
-from expertise_kit.redact import SECRET_KINDS, redact, redact_counting
+from expertise_kit.learning.redact import SECRET_KINDS, redact, redact_counting
 
 # Shaped like the real thing, made up for this test.
 SECRETS: dict[str, str] = {

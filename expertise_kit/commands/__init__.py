@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from .add import add
-from .blame import blame
-from .classify import classify
-from .diff import diff
-from .history import history
-from .hooks import hooks
-from .improve import improve
-from .init import init
-from .learn import learn
-from .list import list_domains
-from .render import render
-from .revert import revert
-from .schema import schema
-from .show import show
-from .validate import validate
-from .watch import watch
+from expertise_kit.commands.add import add
+from expertise_kit.commands.blame import blame
+from expertise_kit.commands.classify import classify
+from expertise_kit.commands.diff import diff
+from expertise_kit.commands.history import history
+from expertise_kit.commands.hooks import hooks
+from expertise_kit.commands.improve import improve
+from expertise_kit.commands.init import init
+from expertise_kit.commands.learn import learn
+from expertise_kit.commands.list import list_domains
+from expertise_kit.commands.render import render
+from expertise_kit.commands.revert import revert
+from expertise_kit.commands.schema import schema
+from expertise_kit.commands.show import show
+from expertise_kit.commands.validate import validate
+from expertise_kit.commands.watch import watch
 
 __all__ = ["COMMANDS"]
 

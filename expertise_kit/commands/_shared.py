@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..project import find_project
+from expertise_kit.project import find_project
 
 if TYPE_CHECKING:  # the store pulls in pydantic and ruamel: import it only when a command needs it
-    from ..store import Store
-    from ..versioning import CommitOutcome
+    from expertise_kit.store import Store
+    from expertise_kit.versioning.commit import CommitOutcome
 
 __all__ = ["open_store", "report_commit"]
 
 
 def open_store(start: Path) -> Store:
-    from ..store import Store
+    from expertise_kit.store import Store
 
     return Store(find_project(start))
 

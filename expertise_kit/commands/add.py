@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import click
 
-from ..names import normalise_section
-from ._shared import open_store, report_commit
+from expertise_kit.commands._shared import open_store, report_commit
+from expertise_kit.document.names import normalise_section
 
 
 @click.command()
@@ -19,7 +19,7 @@ def add(ctx: click.Context, domain: str, section: str, text: str, error: str | N
     SECTION is one of: core_files, patterns, best_practices, learned_from_failures,
     effective_patterns, successful_techniques. An entry already present (same id) is not added twice.
     """
-    from ..store import manual_item
+    from expertise_kit.store import manual_item
 
     key = normalise_section(section)
     if (error or solution) and key != "learned_from_failures":

@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ._output import echo_json
+from expertise_kit.commands._output import echo_json
 
 if TYPE_CHECKING:
-    from ..classify import Rules
+    from expertise_kit.fast.classify import Rules
 
 
 def _rules(start: Path) -> dict[str, Rules]:
-    from ..classify import rules_from
-    from ..config import Config, load_config
-    from ..errors import NotInitialised
-    from ..project import find_project
+    from expertise_kit.config import Config, load_config
+    from expertise_kit.errors import NotInitialised
+    from expertise_kit.fast.classify import rules_from
+    from expertise_kit.project import find_project
 
     try:
         config = load_config(find_project(start).expertise_dir)
@@ -39,7 +39,7 @@ def classify(start: Path, text: str, files: tuple[str, ...], as_json: bool, batc
     by directory, name and extension, and weigh more than words. A weak signal gives `general`. With
     --batch, one domain is printed per input line, in order; a bad line prints `general` and a warning.
     """
-    from ..classify import classify as run
+    from expertise_kit.fast.classify import classify as run
 
     rules = _rules(start)
     if not batch:

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
-from ..project import find_project
-from ._output import echo_json
+from expertise_kit.commands._output import echo_json
+from expertise_kit.errors import UserError
+from expertise_kit.project import find_project
 
 
 @click.command()
@@ -19,9 +19,9 @@ def diff(start: Path, rev: str | None, as_json: bool) -> None:
     With no REV, the files on disk against the last commit (hand edits, deferred revisions). With REV,
     what that revision changed. A range A..B compares two revisions.
     """
-    from ..entrydiff import summarise
-    from ..git import open_repo
-    from ..revisions import resolve, revision_diffs, worktree_diffs
+    from expertise_kit.versioning.entrydiff import summarise
+    from expertise_kit.versioning.git import open_repo
+    from expertise_kit.versioning.revspec import resolve, revision_diffs, worktree_diffs
 
     project = find_project(start)
     if project.git is None:

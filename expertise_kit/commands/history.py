@@ -4,11 +4,11 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
-from ..names import validate_domain_name
-from ..project import find_project
-from ._output import echo_json
-from ._shared import report_commit
+from expertise_kit.commands._output import echo_json
+from expertise_kit.commands._shared import report_commit
+from expertise_kit.document.names import validate_domain_name
+from expertise_kit.errors import UserError
+from expertise_kit.project import find_project
 
 
 def _ids(ids: list[str] | None) -> str:
@@ -33,8 +33,8 @@ def history(start: Path, domain: str | None, as_json: bool, limit: int | None, s
     if domain is not None:
         validate_domain_name(domain)
     if sync:
-        from ..store import Store
-        from ..versioning import sync_pending
+        from expertise_kit.store import Store
+        from expertise_kit.versioning.commit import sync_pending
 
         store = Store(project)
         with store.locked():
@@ -44,7 +44,7 @@ def history(start: Path, domain: str | None, as_json: bool, limit: int | None, s
         if not outcome.sha and not outcome.synced:
             click.echo("nothing to sync", err=True)
         report_commit(outcome)
-    from ..history import read_history
+    from expertise_kit.versioning.log import read_history
 
     rows = read_history(project, domain, limit)
     if as_json:

@@ -21,8 +21,8 @@ def install(start: Path, agent: str) -> None:
     A pre-task hook renders the expertise for each prompt; a post-session hook learns from the
     transcript. Other settings and hooks are kept; running it twice changes nothing.
     """
-    from ..installer import install_hooks
-    from ..project import find_project
+    from expertise_kit.agents.installer import install_hooks
+    from expertise_kit.project import find_project
 
     project = find_project(start)
     result = install_hooks(project.root, agent)
@@ -38,8 +38,8 @@ def install(start: Path, agent: str) -> None:
 @click.pass_obj
 def uninstall(start: Path, agent: str | None) -> None:
     """Remove only the hooks expertise_kit added; everything else in the files stays."""
-    from ..installer import uninstall_hooks
-    from ..project import find_project
+    from expertise_kit.agents.installer import uninstall_hooks
+    from expertise_kit.project import find_project
 
     project = find_project(start)
     removed = False

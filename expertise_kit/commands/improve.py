@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from ._output import echo_json
+from expertise_kit.commands._output import echo_json
 
 
 @click.command()
@@ -22,8 +22,8 @@ def improve(start: Path, domain: str | None, limit: int, dry_run: bool, as_json:
     or would track; vendored, generated and binary files are skipped; the rest are ranked by how often
     git history touches them.
     """
-    from ..improve import improve_domain
-    from ._shared import open_store, report_commit
+    from expertise_kit.commands._shared import open_store, report_commit
+    from expertise_kit.upkeep.discovery import improve_domain
 
     store = open_store(start)
     names = [domain] if domain else [n for n in store.config.domain_names if store.config.domains[n].paths]

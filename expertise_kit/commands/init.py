@@ -4,8 +4,8 @@ from pathlib import Path
 
 import click
 
-from ..project import project_for_init
-from ._shared import report_commit
+from expertise_kit.commands._shared import report_commit
+from expertise_kit.project import project_for_init
 
 
 @click.command()
@@ -22,12 +22,12 @@ def init(start: Path, agent: str | None) -> None:
     Safe to run again: files that exist are left alone, and missing ones (say, a domain newly added
     to config.yaml) are created.
     """
-    from ..scaffold import initialise
+    from expertise_kit.store.scaffold import initialise
 
     project = project_for_init(start)
     result = initialise(project)
     if agent:
-        from ..installer import install_hooks
+        from expertise_kit.agents.installer import install_hooks
 
         hooked = install_hooks(project.root, agent)
         if hooked.changed:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import click
 
-from ._output import echo_json
-from ._shared import open_store, report_commit
+from expertise_kit.commands._output import echo_json
+from expertise_kit.commands._shared import open_store, report_commit
 
 
 @click.command()
@@ -29,7 +29,7 @@ def learn(ctx: click.Context, transcripts: tuple[Path, ...], fmt: str, as_json: 
     scrubs secrets from all of it, and merges it into the domain files: one commit per domain.
     A transcript that can't be read is reported and the others are still learned from (exit 1).
     """
-    from ..learn import learn_from
+    from expertise_kit.learning.learn import learn_from
 
     store = open_store(ctx.obj)
     report = learn_from(store, list(transcripts), fmt=fmt, dry_run=dry_run)

@@ -4,9 +4,9 @@ from typing import Any
 
 import click
 
-from ..errors import FileMissing, UserError
-from ._output import echo_json
-from ._shared import open_store
+from expertise_kit.commands._output import echo_json
+from expertise_kit.commands._shared import open_store
+from expertise_kit.errors import FileMissing, UserError
 
 
 @click.command(name="list")
@@ -37,7 +37,7 @@ def list_domains(ctx: click.Context, as_json: bool) -> None:
         else:
             row.update(lines=doc.line_count, entries=doc.entry_count)
         rows.append(row)
-    from ..history import last_revisions
+    from expertise_kit.versioning.log import last_revisions
 
     revisions = last_revisions(store.project, [row["domain"] for row in rows])
     for row in rows:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from ._output import echo_json
+from expertise_kit.commands._output import echo_json
 
 
 @click.command()
@@ -23,12 +23,12 @@ def render(
     failures with a known fix come first. Learned text is quoted so it reads as data. With no expertise
     yet, prints nothing.
     """
-    from ..cache import read_fresh_cache
-    from ..cachebuild import rebuild_cache
-    from ..classify import classify, rules_from
-    from ..names import validate_domain_name
-    from ..render import DEFAULT_MAX_CHARS, render_section
-    from ._shared import open_store
+    from expertise_kit.commands._shared import open_store
+    from expertise_kit.document.names import validate_domain_name
+    from expertise_kit.fast.cache import read_fresh_cache
+    from expertise_kit.fast.classify import classify, rules_from
+    from expertise_kit.fast.render import DEFAULT_MAX_CHARS, render_section
+    from expertise_kit.store.cachebuild import rebuild_cache
 
     store = open_store(start)
     cache = read_fresh_cache(store.project.expertise_dir) or rebuild_cache(store)

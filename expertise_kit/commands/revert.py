@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from ._shared import open_store, report_commit
+from expertise_kit.commands._shared import open_store, report_commit
 
 
 @click.command()
@@ -17,7 +17,7 @@ def revert(start: Path, rev: str) -> None:
     their old values. If any of them has changed again since, nothing is written and the clash is
     named.
     """
-    from ..revert import revert_revision
+    from expertise_kit.versioning.revert import revert_revision
 
     store = open_store(start)
     result = revert_revision(store, rev)

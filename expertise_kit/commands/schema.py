@@ -10,6 +10,6 @@ def schema() -> None:
     Every domain file names it in its first line, so editors with the YAML language server validate
     and complete as you type.
     """
-    from ..scaffold import schema_text
+    from expertise_kit.store.scaffold import schema_text
 
     click.echo(schema_text(), nl=False)

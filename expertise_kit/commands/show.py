@@ -6,21 +6,21 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from ..models import Item
-from ..names import ENTRY_SECTIONS
-from ._output import echo_json
-from ._shared import open_store
+    from expertise_kit.document.entries import Item
+from expertise_kit.commands._output import echo_json
+from expertise_kit.commands._shared import open_store
+from expertise_kit.document.names import ENTRY_SECTIONS
 
 
 def _safe(text: str) -> str:
     """One line with control characters gone: a learned error must not drive the user's terminal."""
-    from ..render import strip_controls
+    from expertise_kit.fast.render import strip_controls
 
     return " ".join(strip_controls(text).split())
 
 
 def _provenance(item: Item) -> str:
-    from ..models import is_learned, item_last_seen
+    from expertise_kit.document.entries import is_learned, item_last_seen
 
     if not is_learned(item):
         return "hand-written"
@@ -42,7 +42,7 @@ def _provenance(item: Item) -> str:
 @click.pass_obj
 def show(start: Path, domain: str, as_json: bool) -> None:
     """Show one domain file, with the id of every entry."""
-    from ..models import FailureEntry, item_id, item_record, item_text
+    from expertise_kit.document.entries import FailureEntry, item_id, item_record, item_text
 
     store = open_store(start)
     doc = store.load(domain)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from ._output import echo_json
+from expertise_kit.commands._output import echo_json
 
 
 @click.command()
@@ -17,8 +17,8 @@ def validate(ctx: click.Context, domain: str | None, check: bool, as_json: bool)
     removed; entries that mention files or `symbols` the code no longer has are marked stale, not
     deleted; failures not seen within the retention period are pruned; last_validated is set.
     """
-    from ..validate import validate_domains
-    from ._shared import open_store, report_commit
+    from expertise_kit.commands._shared import open_store, report_commit
+    from expertise_kit.upkeep.validate import validate_domains
 
     store = open_store(ctx.obj)
     if domain:

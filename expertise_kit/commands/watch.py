@@ -22,8 +22,8 @@ def watch(start: Path, debounce: float) -> None:
     written, with one line saying why); code files moved or deleted update core_files; bursts such as
     a git checkout become at most one revision per domain.
     """
-    from ..project import find_project
-    from ..watch import run_watch
+    from expertise_kit.project import find_project
+    from expertise_kit.upkeep.watch import run_watch
 
     def say(line: str) -> None:
         click.echo(line)

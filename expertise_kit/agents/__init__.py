@@ -1,0 +1,1 @@
+"""The agents we hook into: their settings files, hook events and installers."""

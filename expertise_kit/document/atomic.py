@@ -1,0 +1,123 @@
+"""Atomic file replacement and the one write lock.
+
+A write is: temp file in the same directory, fsync, ``os.replace``, fsync the directory. A reader, or a
+kill at any instant, sees the old file or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from expertise_kit.errors import LockTimeout, UserError
+
+__all__ = [
+    "write_atomic",
+    "ensure_writable",
+    "write_lock",
+    "remove_stale_temps",
+    "LOCK_TIMEOUT_SECONDS",
+    "TEMP_SUFFIX",
+]
+
+LOCK_TIMEOUT_SECONDS = 60.0
+TEMP_SUFFIX = ".tmp"
+
+
+def ensure_writable(directory: Path) -> None:
+    """Refuse early, and clearly, to write into a directory marked read-only.
+
+    As root ``os.access`` always says yes, so the mode bits are consulted too: a directory someone made
+    read-only is read-only to us, whoever runs us.
+    """
+    try:
+        mode = directory.stat().st_mode
+    except FileNotFoundError:
+        raise UserError("directory not found", path=directory, hint="run `expertise init`") from None
+    if not os.access(directory, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise UserError("directory is read-only", path=directory, hint=f"make it writable (chmod u+w {directory})")
+
+
+def _fsync_directory(directory: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform or file system can
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _new_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    directory = path.parent
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = _new_file_mode()
+    try:
+        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=directory)
+    except OSError as exc:
+        raise _write_error(exc, directory) from None
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        if isinstance(exc, OSError):
+            raise _write_error(exc, path) from None
+        raise
+    _fsync_directory(directory)
+
+
+def _write_error(exc: OSError, where: Path) -> UserError:
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return UserError("cannot write here: permission denied or read-only", path=where, hint="make it writable")
+    if exc.errno == errno.ENOSPC:
+        return UserError("no space left on device", path=where, hint="free some space and retry")
+    return UserError(f"cannot write: {exc.strerror or exc}", path=where)
+
+
+def remove_stale_temps(directory: Path) -> None:
+    """Temp files left by a killed writer. Only call while holding the write lock: then none is live."""
+    with contextlib.suppress(OSError):
+        for leftover in directory.glob(f".*{TEMP_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+
+
+@contextlib.contextmanager
+def write_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+    """An exclusive, cross-process lock; released by the OS if the holder dies."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(lock_path), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LockTimeout(
+            f"another expertise process held the lock for {timeout:.0f}s",
+            path=lock_path,
+            hint="wait for it to finish, then retry",
+        ) from None
+    except OSError as exc:
+        raise _write_error(exc, lock_path) from None
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,190 @@
+"""The domain file schema (pydantic v2). It is also what ``expertise schema`` prints.
+
+A list item may be a plain string or a mapping. A plain string is hand-written; a mapping says where it
+came from with ``source`` (``manual`` unless it says ``learned``) and, when learned, carries its
+provenance: the sessions it was seen in, when it was first and last seen, how often it recurred, and
+how often agents found it helpful or harmful.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag
+
+from expertise_kit.document.ids import entry_id, error_signature, normalise_path, normalise_text
+
+__all__ = [
+    "Provenance",
+    "TextEntry",
+    "FileEntry",
+    "FailureEntry",
+    "DomainFile",
+    "TextItem",
+    "FileItem",
+    "item_id",
+    "item_text",
+    "is_learned",
+    "item_value",
+    "item_last_seen",
+    "item_record",
+    "SCHEMA_FILE_NAME",
+    "json_schema",
+]
+
+SCHEMA_FILE_NAME = "expertise.schema.json"
+
+Source = Literal["learned", "manual"]
+SessionId = str | int
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+def _none_is_empty(value: Any) -> Any:
+    # `patterns:` with nothing under it is YAML null; a human means "no patterns yet".
+    return [] if value is None else value
+
+
+def _none_is_blank(value: Any) -> Any:
+    return "" if value is None else value
+
+
+class _Open(BaseModel):
+    # Unknown keys are the user's business: keep them, round-trip them, never reject them.
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+def _as_utc(value: datetime | None) -> datetime | None:
+    # A hand-written `2026-11-02` has no zone; read it as UTC so it sorts against learned timestamps.
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value
+
+
+Moment = Annotated[datetime | None, AfterValidator(_as_utc)]
+
+
+class Provenance(_Open):
+    source: Source = Field("manual", description="'learned' when an agent session produced it.")
+    sessions: Annotated[
+        list[SessionId], BeforeValidator(_none_is_empty, json_schema_input_type=list[SessionId] | None)
+    ] = Field(default_factory=list, description="Sessions the entry was seen in, oldest first.")
+    first_seen: Moment = None
+    last_seen: Moment = None
+    recurrence: int = Field(1, ge=1, description="How many times it was seen.")
+    helpful: int = Field(0, ge=0, description="Feedback: times an agent found it helpful.")
+    harmful: int = Field(0, ge=0, description="Feedback: times an agent found it harmful.")
+    stale: bool = Field(False, description="Set by validate when it mentions code that is gone.")
+
+
+class TextEntry(Provenance):
+    text: NonEmpty
+
+
+class FileEntry(Provenance):
+    path: NonEmpty
+
+
+class FailureEntry(Provenance):
+    issue: Annotated[str, BeforeValidator(_none_is_blank)] = Field("", description="What was being done.")
+    error: Annotated[str, BeforeValidator(_none_is_blank)] = Field("", description="What went wrong.")
+    solution: str | None = Field(None, description="What fixed it, when known.")
+
+
+def _item_shape(value: Any) -> str:
+    # A tagged union gives one precise error ("text: Field required") instead of one per member.
+    return "mapping" if isinstance(value, (dict, BaseModel)) else "string"
+
+
+TextItem = Annotated[
+    Annotated[NonEmpty, Tag("string")] | Annotated[TextEntry, Tag("mapping")],
+    Discriminator(_item_shape),
+]
+FileItem = Annotated[
+    Annotated[NonEmpty, Tag("string")] | Annotated[FileEntry, Tag("mapping")],
+    Discriminator(_item_shape),
+]
+
+
+# Lists may be written as YAML null (`patterns:` with nothing under it); the schema says so too.
+TextList = Annotated[list[TextItem], BeforeValidator(_none_is_empty, json_schema_input_type=list[TextItem] | None)]
+FileList = Annotated[list[FileItem], BeforeValidator(_none_is_empty, json_schema_input_type=list[FileItem] | None)]
+FailureList = Annotated[
+    list[FailureEntry], BeforeValidator(_none_is_empty, json_schema_input_type=list[FailureEntry] | None)
+]
+
+
+class DomainFile(_Open):
+    """One ``.expertise/<domain>.yaml`` file."""
+
+    model_config = ConfigDict(extra="allow", title="expertise_kit domain file")
+
+    domain: NonEmpty
+    overview: Annotated[str, BeforeValidator(_none_is_blank)] = ""
+    core_files: FileList = Field(default_factory=list)
+    patterns: TextList = Field(default_factory=list)
+    best_practices: TextList = Field(default_factory=list)
+    learned_from_failures: FailureList = Field(default_factory=list)
+    effective_patterns: TextList = Field(default_factory=list)
+    successful_techniques: TextList = Field(default_factory=list)
+    last_validated: Moment = None
+
+
+Item = str | TextEntry | FileEntry | FailureEntry
+
+
+def item_text(item: Item) -> str:
+    """The one line a human would call the entry."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, TextEntry):
+        return item.text
+    if isinstance(item, FileEntry):
+        return item.path
+    head = item.issue or item.error
+    return head if not item.solution else f"{head} -> {item.solution}"
+
+
+def item_id(section: str, item: Item) -> str:
+    if section == "core_files":
+        return entry_id("file", normalise_path(item_text(item)))
+    if isinstance(item, FailureEntry):
+        identity = error_signature(item.error) if item.error.strip() else normalise_text(item.issue)
+        return entry_id("failure", identity)
+    return entry_id("text", normalise_text(item_text(item)))
+
+
+def is_learned(item: Item) -> bool:
+    return not isinstance(item, str) and item.source == "learned"
+
+
+def item_value(item: Item) -> int:
+    """What an entry has earned: recurrences plus net feedback. Low value is pruned first."""
+    if isinstance(item, str):
+        return 1
+    return item.recurrence + item.helpful - item.harmful
+
+
+def item_last_seen(item: Item) -> datetime | None:
+    if isinstance(item, str):
+        return None
+    return item.last_seen or item.first_seen
+
+
+def item_record(section: str, item: Item) -> dict[str, Any]:
+    """One entry as plain data: its id and section, then every field (plain strings become hand-written)."""
+    record: dict[str, Any] = {"id": item_id(section, item), "section": section}
+    if isinstance(item, str):
+        key = "path" if section == "core_files" else ("issue" if section == "learned_from_failures" else "text")
+        record.update({key: item, "source": "manual"})
+    else:
+        record.update(item.model_dump(mode="json"))
+        if isinstance(item, FailureEntry) and not item.solution:
+            record["solution"] = None
+    return record
+
+
+def json_schema() -> dict[str, Any]:
+    schema = DomainFile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema

@@ -1,0 +1,82 @@
+"""Domain and section names. A domain name becomes a file name, so it must be boring."""
+
+from __future__ import annotations
+
+import re
+
+from expertise_kit.errors import UserError
+
+__all__ = [
+    "DEFAULT_DOMAINS",
+    "ENTRY_SECTIONS",
+    "TEXT_SECTIONS",
+    "SECTION_KEYS",
+    "validate_domain_name",
+    "normalise_section",
+]
+
+DEFAULT_DOMAINS: tuple[str, ...] = (
+    "database",
+    "api",
+    "frontend",
+    "testing",
+    "security",
+    "deployment",
+    "general",
+)
+
+# Sections whose items are plain text (or a mapping with a `text` key).
+TEXT_SECTIONS: tuple[str, ...] = (
+    "patterns",
+    "best_practices",
+    "effective_patterns",
+    "successful_techniques",
+)
+ENTRY_SECTIONS: tuple[str, ...] = ("core_files", *TEXT_SECTIONS, "learned_from_failures")
+# Key order of a freshly created file: the spec's order.
+SECTION_KEYS: tuple[str, ...] = (
+    "domain",
+    "overview",
+    "core_files",
+    "patterns",
+    "best_practices",
+    "learned_from_failures",
+    "effective_patterns",
+    "successful_techniques",
+    "last_validated",
+)
+
+_DOMAIN_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+# Device names Windows refuses as file names, with or without an extension.
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{n}" for p in ("com", "lpt") for n in range(10)}
+
+
+def validate_domain_name(name: str, *, source: str | None = None) -> str:
+    """Return ``name`` if it is a plain lowercase identifier, else raise a UserError.
+
+    ``source`` names the file the name came from (the config), for the error line.
+    """
+    hint = "use a lowercase identifier such as 'payments' (letters, digits, '_'; at most 40)"
+    shown = repr(name)
+    if not isinstance(name, str) or not name:
+        raise UserError("domain name is empty", path=source, hint=hint)
+    if name.lower() in _WINDOWS_RESERVED:
+        raise UserError(f"domain name {shown} is a reserved device name on Windows", path=source, hint=hint)
+    if not _DOMAIN_RE.fullmatch(name):
+        raise UserError(f"domain name {shown} is not a plain identifier", path=source, hint=hint)
+    return name
+
+
+_SECTION_ALIASES = {"failures": "learned_from_failures", "files": "core_files"}
+
+
+def normalise_section(name: str) -> str:
+    """Accept ``best-practices``, ``Best_Practices`` and the short ``failures`` and ``files``."""
+    key = name.strip().lower().replace("-", "_")
+    key = _SECTION_ALIASES.get(key, key)
+    if key not in ENTRY_SECTIONS:
+        raise UserError(
+            f"unknown section {name!r}",
+            hint="use one of " + ", ".join(ENTRY_SECTIONS),
+        )
+    return key

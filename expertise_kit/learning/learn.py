@@ -1,0 +1,121 @@
+"""``expertise learn``: transcripts in, reviewed learnings out, one commit per domain touched."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from expertise_kit.errors import UserError
+from expertise_kit.fast.classify import Classification, Rules, classify, rules_from
+from expertise_kit.learning.extract import Extraction, extract
+from expertise_kit.learning.quality import rejection_reason
+from expertise_kit.learning.transcripts import read_transcript
+from expertise_kit.store import MergeResult, Store
+
+__all__ = ["LearnReport", "learn_from"]
+
+
+@dataclass
+class LearnReport:
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    domains: dict[str, MergeResult] = field(default_factory=dict)
+    rejected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by domain, before merging
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    dry_run: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        domains: dict[str, Any] = {}
+        for name in sorted(set(self.domains) | set(self.rejected)):
+            merge = self.domains.get(name)
+            domains[name] = {
+                "added": merge.added if merge else [],
+                "updated": merge.updated if merge else [],
+                "rejected": [*self.rejected.get(name, []), *(merge.rejected if merge else [])],
+                "pruned": [{"id": p.id, "section": p.section, "text": p.text} for p in merge.pruned] if merge else [],
+                "commit": merge.commit.sha if merge and merge.commit else None,
+                "deferred": merge.commit.deferred if merge and merge.commit else None,
+            }
+        return {
+            "dry_run": self.dry_run,
+            "sessions": self.sessions,
+            "domains": domains,
+            "errors": self.errors,
+            "warnings": self.warnings,
+        }
+
+
+def _route(text: str, files: list[str], rules: dict[str, Rules], primary: str) -> str:
+    result: Classification = classify(text, files, rules, fallback=primary)
+    return result.domain
+
+
+def _session_record(extraction: Extraction, primary: str) -> dict[str, Any]:
+    session = extraction.session
+    return {
+        "id": session.id,
+        "format": session.format,
+        "path": str(session.source),
+        "files_read": [str(p) for p in session.files_read],
+        "records": session.records,
+        "skipped_lines": session.skipped_lines,
+        "branches": session.branches,
+        "tool_calls": len(session.calls),
+        "failures": extraction.failures_seen,
+        "modified_files": extraction.modified_files,
+        "deleted_files": extraction.deleted_files,
+        "ended_well": session.ended_well,
+        "task": extraction.task,
+        "domain": primary,
+    }
+
+
+def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: bool = False) -> LearnReport:
+    report = LearnReport(dry_run=dry_run)
+    rules = rules_from(store.config.domains)
+    by_domain: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    sessions_by_domain: dict[str, list[str]] = {}
+    seen_files: set[Path] = set()
+    # Main sessions first, so a subagent file named on the command line too is read once, as part of its
+    # session.
+    for path in sorted(paths, key=lambda p: p.name.startswith("agent-")):
+        resolved = path.resolve()
+        if resolved in seen_files:
+            continue  # also read as another session's subagent
+        try:
+            session = read_transcript(path, fmt)
+        except UserError as exc:
+            report.errors.append(exc.one_line())
+            continue
+        seen_files.update(p.resolve() for p in session.files_read)
+        report.warnings.extend(session.warnings)
+        extraction = extract(session, str(store.project.root))
+        modified = [f for learning in extraction.learnings for f in learning.files if learning.kind == "file"]
+        primary = classify(" ".join(session.prompts[:3]), modified, rules).domain
+        report.sessions.append(_session_record(extraction, primary))
+        for rejected in extraction.rejected:
+            report.rejected.setdefault(primary, []).append(
+                {"kind": rejected.kind, "text": rejected.text, "reason": rejected.reason}
+            )
+        for learning in extraction.learnings:
+            if learning.kind in ("pattern", "technique"):
+                domain = primary
+            elif learning.kind == "file":
+                domain = _route("", learning.files, rules, primary)  # a file by where it lives, not its name's words
+            else:
+                domain = _route(learning.text, learning.files, rules, primary)
+            reason = rejection_reason(learning.kind, learning.raw)
+            if reason:
+                report.rejected.setdefault(domain, []).append(
+                    {"kind": learning.kind, "text": learning.text, "reason": reason}
+                )
+                continue
+            by_domain.setdefault(domain, []).append((learning.section, learning.raw))
+            if session.id not in sessions_by_domain.setdefault(domain, []):
+                sessions_by_domain[domain].append(session.id)
+    for domain in sorted(by_domain):
+        report.domains[domain] = store.merge_learned(
+            domain, by_domain[domain], sessions=sessions_by_domain[domain], dry_run=dry_run
+        )
+    return report

@@ -1,0 +1,306 @@
+"""Claude Code transcripts: ``~/.claude/projects/<project>/<session>.jsonl`` (CLI 1.0.x to 2.x).
+
+Records are linked by ``uuid``/``parentUuid`` into a tree: a rewind starts a new branch from an earlier
+message, and a compaction boundary restarts the chain with ``logicalParentUuid`` pointing back. The
+branch that ends with the last message written is the session as it finally went; the others are kept
+as threads of their own, so every tool call is counted exactly once and "later" always means later on
+the same branch. Subagents live in ``isSidechain`` records or in ``agent-*.jsonl`` files.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from expertise_kit.learning.transcripts.lines import LineReport, json_lines
+from expertise_kit.learning.transcripts.model import MAX_ERROR_CHARS, MAX_PROMPT_CHARS, Session, ToolCall
+from expertise_kit.learning.transcripts.model import record_kind as _kind
+from expertise_kit.learning.transcripts.tools import tool_call
+
+__all__ = ["read_claude", "claude_session_id", "subagent_files"]
+
+_NOT_A_FAILURE = (
+    "[Request interrupted by user",
+    "The user doesn't want to proceed",
+    "The user doesn't want to take this action",
+    "but you haven't granted it yet",
+    "Permission to use",
+    "was blocked. For security",
+)
+
+
+_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(parts)
+    return ""
+
+
+def _is_prompt(text: str, record: dict[str, Any]) -> bool:
+    stripped = text.strip()
+    if not stripped or record.get("isMeta") or record.get("isCompactSummary"):
+        return False
+    return (
+        not stripped.startswith(("<command-", "<local-command", "[Request interrupted", "Caveat:"))
+        and stripped != "Warmup"
+    )
+
+
+def _call_from(block: dict[str, Any], thread: str, timestamp: str) -> ToolCall:
+    params = block.get("input")
+    return tool_call(str(block.get("id") or ""), str(block.get("name") or "?"), params, thread, timestamp)
+
+
+def _exit_code(text: str, extra: Any) -> int | None:
+    if isinstance(extra, dict):
+        for key in ("exitCode", "exit_code", "returnCode"):
+            if isinstance(extra.get(key), int):
+                return int(extra[key])
+    head = text.lstrip()[:40]
+    if head.startswith("Exit code "):
+        number = head[len("Exit code ") :].split(maxsplit=1)[0] if len(head) > 10 else ""
+        if number.lstrip("-").isdigit():
+            return int(number)
+    return None
+
+
+def _apply_result(block: dict[str, Any], call: ToolCall, extra: Any) -> None:
+    text = _text_of(block.get("content")).replace("<tool_use_error>", "").replace("</tool_use_error>", "")
+    call.exit_code = _exit_code(text, extra)
+    failed = bool(block.get("is_error")) or (call.exit_code not in (None, 0))
+    if isinstance(extra, dict) and extra.get("interrupted") is True:
+        call.interrupted = True
+    if any(marker in text for marker in _NOT_A_FAILURE):
+        call.interrupted = True
+    call.ok = not failed
+    if failed:
+        if isinstance(extra, dict) and isinstance(extra.get("stderr"), str) and extra["stderr"].strip():
+            text = extra["stderr"] + "\n" + text
+        call.error = text[:MAX_ERROR_CHARS]
+
+
+_SIDECHAIN, _MESSAGE, _ASSISTANT, _ANSWER, _INTERRUPT = 1, 2, 4, 8, 16
+# uuids remembered for parent lookups. Parents are nearly always recent (the previous record, a rewind
+# target, a compaction's last message); bounding the map keeps memory flat on endless transcripts.
+UUID_WINDOW = 100_000
+
+
+class _Reader:
+    """One pass over the records, keeping only what the analysis needs, in compact form.
+
+    Per record: its index in a uuid map, its parent's index in an array and a byte of flags; the tool
+    calls and prompts only where a record has them. A 200 MB transcript is not held in memory.
+    """
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.recent: deque[str] = deque()
+        self.parent = array("l")
+        self.flags = bytearray()
+        self.late_parents: dict[int, str] = {}  # parents that appear after their child (rare)
+        self.calls_at: dict[int, list[ToolCall]] = {}
+        self.prompt_at: dict[int, str] = {}
+        self.waiting: dict[str, ToolCall] = {}  # tool_use id -> call, until its result arrives
+        self.agent_of: dict[int, str] = {}
+        self.session_id = ""
+        self.cwd: str | None = None
+        self.first = ""
+        self.last = ""
+
+    def feed(self, record: dict[str, Any], thread_hint: str | None) -> None:
+        kind = _kind(record)
+        if kind not in ("user", "assistant", "system"):
+            return  # summary, file-history-snapshot, progress, queue operations: no tool activity
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str):
+            return
+        position = len(self.flags)
+        self.index[uuid] = position
+        self.recent.append(uuid)
+        if len(self.recent) > UUID_WINDOW:
+            self.index.pop(self.recent.popleft(), None)
+        parent = record.get("parentUuid") or record.get("logicalParentUuid")
+        if isinstance(parent, str):
+            found = self.index.get(parent)
+            self.parent.append(-1 if found is None else found)
+            if found is None:
+                self.late_parents[position] = parent
+        else:
+            self.parent.append(-1)
+        flags = (_SIDECHAIN if record.get("isSidechain") else 0) | (_MESSAGE if kind != "system" else 0)
+        flags |= _ASSISTANT if kind == "assistant" else 0
+        self.flags.append(flags)
+        if thread_hint:
+            self.agent_of[position] = thread_hint
+        self.session_id = self.session_id or str(record.get("sessionId") or "")
+        self.cwd = self.cwd or (record.get("cwd") if isinstance(record.get("cwd"), str) else None)
+        stamp = str(record.get("timestamp") or "")
+        self.first = self.first or stamp
+        self.last = stamp or self.last
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if kind == "user":
+            if isinstance(content, list):
+                for block in content:
+                    if not isinstance(block, dict):
+                        continue
+                    if block.get("type") == "tool_result":
+                        call = self.waiting.pop(str(block.get("tool_use_id")), None)
+                        if call is not None:
+                            _apply_result(block, call, record.get("toolUseResult"))
+                    elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                        self._user_text(position, block["text"], record)
+            elif isinstance(content, str):
+                self._user_text(position, content, record)
+        elif kind == "assistant" and isinstance(content, list):
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use":
+                    call = _call_from(block, thread_hint or "", stamp)
+                    self.waiting[call.call_id] = call
+                    self.calls_at.setdefault(position, []).append(call)
+                elif block.get("type") == "text" and str(block.get("text", "")).strip():
+                    self.flags[position] |= _ANSWER
+
+    def _user_text(self, position: int, text: str, record: dict[str, Any]) -> None:
+        if text.lstrip().startswith("[Request interrupted"):
+            self.flags[position] |= _INTERRUPT
+        elif "<command-name>" in text and not record.get("isMeta"):
+            # A slash command: its name and arguments are the task (`/fix the login bug`).
+            name = _COMMAND_NAME.search(text)
+            args = _COMMAND_ARGS.search(text)
+            prompt = " ".join(m.group(1).strip() for m in (name, args) if m and m.group(1).strip())
+            self.prompt_at.setdefault(position, prompt[:MAX_PROMPT_CHARS])
+        elif _is_prompt(text, record) and position not in self.prompt_at:
+            self.prompt_at[position] = text.strip()[:MAX_PROMPT_CHARS]
+
+    def resolve_late_parents(self) -> None:
+        for position, parent in self.late_parents.items():
+            self.parent[position] = self.index.get(parent, -1)
+
+
+def _walk_up(parents: array[int], start: int) -> list[int]:
+    chain: list[int] = []
+    seen: set[int] = set()
+    current = start
+    while current >= 0 and current not in seen:
+        seen.add(current)
+        chain.append(current)
+        current = parents[current]
+    return chain
+
+
+def _assign_threads(reader: _Reader, session: Session) -> None:
+    reader.resolve_late_parents()
+    flags, parents = reader.flags, reader.parent
+    leaf = next((i for i in range(len(flags) - 1, -1, -1) if flags[i] & _MESSAGE and not flags[i] & _SIDECHAIN), -1)
+    active = set(_walk_up(parents, leaf)) if leaf >= 0 else set()
+    heads: dict[int, int] = {}
+
+    def head_of(position: int) -> int:
+        chain = []
+        current = position
+        while current >= 0 and current not in active and current not in heads:
+            chain.append(current)
+            current = parents[current]
+        top = heads[current] if current in heads else (chain[-1] if chain else position)
+        for member in chain:
+            heads[member] = top
+        return top
+
+    names: dict[int, str] = {}
+    for position in sorted({*reader.calls_at, *reader.prompt_at}):
+        if position in reader.agent_of:
+            thread = reader.agent_of[position]
+        elif position in active:
+            thread = "main"
+        else:
+            top = head_of(position)
+            prefix = "sidechain" if flags[position] & _SIDECHAIN else "branch"
+            thread = names.setdefault(top, f"{prefix}-{sum(1 for n in names.values() if n.startswith(prefix)) + 1}")
+        for call in reader.calls_at.get(position, []):
+            call.thread = thread
+            session.calls.append(call)
+        if position in active and position in reader.prompt_at:
+            session.prompts.append(reader.prompt_at[position])
+    # Branches: rewinds leave more than one main-line child under a message.
+    children: dict[int, int] = {}
+    for position, parent in enumerate(parents):
+        main_line = flags[position] & _MESSAGE and not flags[position] & _SIDECHAIN
+        if parent >= 0 and main_line and position not in reader.agent_of:
+            children[parent] = children.get(parent, 0) + 1
+    session.branches = 1 + sum(count - 1 for count in children.values() if count > 1)
+    main_calls = [c for c in session.calls if c.thread == "main"]
+    path = sorted(active)
+    interrupted_at_end = any(flags[i] & _INTERRUPT for i in path[-2:])
+    last_is_answer = bool(path) and bool(flags[path[-1]] & _ANSWER)
+    session.ended_well = bool(main_calls) and main_calls[-1].ok is True and last_is_answer and not interrupted_at_end
+
+
+def claude_session_id(path: Path) -> str:
+    report = LineReport(path)
+    for record in json_lines(path, report):
+        if isinstance(record.get("sessionId"), str):
+            return str(record["sessionId"])
+        if report.lines > 20:
+            break
+    return ""
+
+
+def subagent_files(path: Path, session_id: str) -> list[Path]:
+    """`agent-*.jsonl` beside the session with its session id, and `<session>/subagents/*.jsonl`."""
+    found: list[Path] = []
+    nested = path.with_suffix("") / "subagents"
+    if nested.is_dir():
+        found.extend(sorted(nested.glob("*.jsonl")))
+    if session_id and not path.name.startswith("agent-"):
+        for candidate in sorted(path.parent.glob("agent-*.jsonl"))[:2000]:
+            if candidate not in found and claude_session_id(candidate) == session_id:
+                found.append(candidate)
+    return found
+
+
+def read_claude(path: Path, *, include_subagents: bool = True) -> Session:
+    reader = _Reader()
+    report = LineReport(path)
+    for record in json_lines(path, report):
+        reader.feed(record, None)
+    files = [path]
+    reports = [report]
+    if include_subagents:
+        for agent in subagent_files(path, reader.session_id):
+            agent_report = LineReport(agent)
+            label = "agent:" + agent.stem.removeprefix("agent-")
+            for record in json_lines(agent, agent_report):
+                reader.feed(record, label)
+            files.append(agent)
+            reports.append(agent_report)
+    session = Session(
+        id=reader.session_id or path.stem,
+        format="claude-code",
+        source=path,
+        cwd=reader.cwd,
+        started=reader.first,
+        ended=reader.last,
+        files_read=files,
+        records=len(reader.flags),
+        skipped_lines=sum(r.skipped for r in reports),
+        warnings=[m for r in reports for m in r.messages],
+    )
+    _assign_threads(reader, session)
+    return session

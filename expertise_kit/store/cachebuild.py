@@ -1,0 +1,120 @@
+"""Building and updating the render cache from parsed domain files (the write path's side)."""
+
+from __future__ import annotations
+
+import marshal
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from expertise_kit.config import Config
+from expertise_kit.document.atomic import write_atomic
+from expertise_kit.document.entries import is_learned, item_last_seen, item_record
+from expertise_kit.document.names import ENTRY_SECTIONS
+from expertise_kit.errors import UserError
+from expertise_kit.fast.cache import CACHE_VERSION, cache_path, domain_cache_path, signature, signatures_for
+from expertise_kit.fast.classify import tokens
+from expertise_kit.fast.render import prepare_entry
+from expertise_kit.store import Store, parse_item
+
+__all__ = ["domain_payload", "update_cache", "rebuild_cache"]
+
+
+def _entry(section: str, raw: Any) -> dict[str, Any] | None:
+    try:
+        item = parse_item(section, raw)
+    except ValidationError:
+        return None
+    record = item_record(section, item)
+    record["learned"] = is_learned(item)
+    seen = item_last_seen(item)
+    record["last_seen"] = seen.isoformat() if seen else ""
+    words = " ".join(str(record.get(k) or "") for k in ("text", "issue", "error", "solution", "path"))
+    record["tokens"] = sorted(set(tokens(words)))
+    return record
+
+
+def domain_payload(plain: dict[str, Any]) -> dict[str, Any]:
+    """A domain's overview, its entries ready to render, and postings (word -> entry positions)."""
+    entries: list[dict[str, Any]] = []
+    postings: dict[str, list[int]] = {}
+    for section in ENTRY_SECTIONS:
+        for raw in plain.get(section) or []:
+            entry = _entry(section, raw)
+            if entry is None:
+                continue
+            for word in entry["tokens"]:
+                postings.setdefault(word, []).append(len(entries))
+            entries.append(prepare_entry(entry, len(entry["tokens"])))
+    overview = plain.get("overview")
+    return {"overview": overview if isinstance(overview, str) else "", "entries": entries, "postings": postings}
+
+
+def _config_payload(config: Config) -> dict[str, Any]:
+    return {
+        "line_cap": config.line_cap,
+        "domains": {name: {"keywords": list(r.keywords), "paths": list(r.paths)} for name, r in config.domains.items()},
+    }
+
+
+def _dump(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, marshal.dumps(data))
+
+
+def _write(expertise_dir: Path, data: dict[str, Any]) -> None:
+    """Per-domain entry files first, then the index that vouches for them."""
+    index = {**data, "domains": {}}
+    for name, payload in data["domains"].items():
+        detail = {
+            "signature": data["files"].get(f"{name}.yaml"),
+            "entries": payload.get("entries", []),
+            "postings": payload.get("postings", {}),
+        }
+        _dump(Path(domain_cache_path(expertise_dir, name)), detail)
+        index["domains"][name] = {k: v for k, v in payload.items() if k not in ("entries", "postings")}
+    _dump(Path(cache_path(expertise_dir)), index)
+
+
+def update_cache(store: Store, changed: dict[str, dict[str, Any]]) -> None:
+    """After a write: refresh the changed domains. Call inside the write lock, after the files are written."""
+    directory = store.project.expertise_dir
+    try:
+        index = marshal.loads(Path(cache_path(directory)).read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        index = {}
+    if not isinstance(index, dict):
+        index = {}
+    if index.get("version") != CACHE_VERSION or index.get("config") != _config_payload(store.config):
+        rebuild_cache(store)
+        return
+    for name, plain in changed.items():
+        payload = domain_payload(plain)
+        index["files"][f"{name}.yaml"] = signature(directory / f"{name}.yaml")
+        detail = {
+            "signature": index["files"][f"{name}.yaml"],
+            "entries": payload["entries"],
+            "postings": payload["postings"],
+        }
+        _dump(Path(domain_cache_path(directory, name)), detail)
+        index["domains"][name] = {"overview": payload["overview"]}
+    _dump(Path(cache_path(directory)), index)
+
+
+def rebuild_cache(store: Store) -> dict[str, Any]:
+    """Parse every domain file and write the cache from scratch. A file that fails is left out."""
+    directory = store.project.expertise_dir
+    names = list(store.config.domain_names)
+    before = signatures_for(directory, names)
+    domains: dict[str, Any] = {}
+    for name in names:
+        try:
+            domains[name] = domain_payload(store.load(name).loaded.plain)
+        except Exception as exc:  # noqa: BLE001 - a broken file must not take the others' expertise away
+            message = exc.one_line() if isinstance(exc, UserError) else f"{name}.yaml: {exc}"
+            domains[name] = {"overview": "", "entries": [], "error": message}
+    data = {"version": CACHE_VERSION, "config": _config_payload(store.config), "files": before, "domains": domains}
+    if signatures_for(directory, names) == before:  # nothing changed under us while we read
+        _write(directory, data)
+    return data

@@ -1,0 +1,93 @@
+"""Is it safe to commit right now? Read from ``.git`` on disk, without spawning git.
+
+A commit made in the middle of a merge, rebase, cherry-pick, revert or bisect would land inside the
+user's operation; one made on a detached HEAD would be lost at the next checkout; one made on an unborn
+branch would become the project's first commit behind the user's back. In each case we defer.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from expertise_kit.project import GitLocation
+
+__all__ = ["busy_reason", "index_lock_path", "wait_for_index_lock", "head_sha"]
+
+_IN_PROGRESS: tuple[tuple[str, str], ...] = (
+    ("MERGE_HEAD", "a merge is in progress"),
+    ("rebase-merge", "a rebase is in progress"),
+    ("rebase-apply", "a rebase or `git am` is in progress"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick is in progress"),
+    ("REVERT_HEAD", "a revert is in progress"),
+    ("BISECT_LOG", "a bisect is in progress"),
+)
+
+
+def index_lock_path(git: GitLocation) -> Path:
+    return git.git_dir / "index.lock"
+
+
+def wait_for_index_lock(git: GitLocation, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for another git process to release the index; True if free."""
+    lock = index_lock_path(git)
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while lock.exists():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+    return True
+
+
+def _ref_exists(git: GitLocation, ref: str) -> bool | None:
+    """None when refs are not stored as files (reftable) and we can't tell."""
+    if (git.common_dir / "reftable").is_dir():
+        return None
+    if (git.common_dir / ref).is_file() or (git.git_dir / ref).is_file():
+        return True
+    packed = git.common_dir / "packed-refs"
+    try:
+        with open(packed, encoding="utf-8", errors="replace") as handle:
+            return any(line.rstrip("\n").endswith(" " + ref) for line in handle)
+    except FileNotFoundError:
+        return False
+
+
+def busy_reason(git: GitLocation, *, index_wait: float = 2.0) -> str | None:
+    """Why we should not commit now, or None when we may."""
+    for name, reason in _IN_PROGRESS:
+        if (git.git_dir / name).exists():
+            return reason
+    try:
+        head = (git.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return "HEAD can't be read"
+    if not head.startswith("ref:"):
+        return "HEAD is detached"
+    ref = head[len("ref:") :].strip()
+    if _ref_exists(git, ref) is False:
+        return "the current branch has no commits yet"
+    if not wait_for_index_lock(git, index_wait):
+        return f"{index_lock_path(git)} is held by another git process (delete it if none is running)"
+    return None
+
+
+def head_sha(git: GitLocation) -> str | None:
+    """The commit HEAD points at, read from the ref files; None when that takes git itself to answer."""
+    try:
+        head = (git.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref:"):
+        return head or None
+    ref = head[len("ref:") :].strip()
+    for base in (git.git_dir, git.common_dir):
+        try:
+            value = (base / ref).read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if len(value) in (40, 64):
+            return value
+    return None

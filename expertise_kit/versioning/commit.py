@@ -1,0 +1,252 @@
+"""Every revision is one git commit of ``.expertise/`` paths only; when git is busy, it is deferred.
+
+The commit is ``git commit --only -- <our paths>``: git builds it from HEAD plus just those paths, so the
+user's staged changes stay staged and out of our commit, and their unstaged and untracked files are never
+read. When the repo is mid-merge, mid-rebase, detached, unborn, locked, or not a repo at all, the file is
+still written and the revision is recorded as pending; the next revision, or ``expertise history --sync``,
+commits it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from expertise_kit import clock
+from expertise_kit.clock import iso
+from expertise_kit.errors import UserError
+from expertise_kit.project import Project
+from expertise_kit.versioning.busy import busy_reason, head_sha, wait_for_index_lock
+from expertise_kit.versioning.git import GitError, open_repo, run_git
+
+__all__ = [
+    "CHANGE_TYPES",
+    "Revision",
+    "CommitOutcome",
+    "commit_revision",
+    "sync_pending",
+    "pending_revisions",
+    "TRAILER_PREFIX",
+]
+
+CHANGE_TYPES = ("learned", "manual", "validated", "pruned", "improved", "reverted")
+TRAILER_PREFIX = "Expertise-"
+_MAX_BODY_ENTRIES = 40  # a learn that adds hundreds of entries still gets a readable message
+_INDEX_LOCK_RETRIES = 4
+
+
+@dataclass
+class Revision:
+    """One logical change to the expertise files, as the commit message will describe it."""
+
+    domains: list[str]
+    change: str
+    subject: str
+    paths: list[str]  # relative to the project root
+    sessions: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)  # "<id> <section>: <text>"
+    removed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    reverts: str | None = None
+    # The raw entries added, by domain and section: if a deferred revision's file change is wiped (say by
+    # `git rebase --abort`), they are put back before the deferred commit is made.
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    by_hand: bool = False  # a human's own edit: authored by them, not by expertise_kit
+    time: str = ""
+    reason: str = ""  # why it was deferred, when it was
+
+    def __post_init__(self) -> None:
+        if self.change not in CHANGE_TYPES:
+            raise ValueError(f"unknown change type {self.change!r}")
+
+
+@dataclass
+class CommitOutcome:
+    sha: str | None = None
+    deferred: str | None = None  # the reason, when the commit was deferred
+    synced: int = 0  # earlier deferred revisions this commit also made
+    hint: str = ""
+
+
+def _pending_files(project: Project) -> list[Path]:
+    files = [project.expertise_dir / ".cache" / "pending.jsonl"]
+    if project.git is not None:
+        files.insert(0, project.git.git_dir / "expertise-pending.jsonl")
+    return files
+
+
+def pending_revisions(project: Project) -> list[Revision]:
+    revisions: list[Revision] = []
+    for path in _pending_files(project):
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            try:
+                revisions.append(Revision(**json.loads(line)))
+            except (ValueError, TypeError):
+                continue  # a torn line from a killed writer: the files themselves still get committed
+    return sorted(revisions, key=lambda r: r.time)
+
+
+def _record_pending(project: Project, revision: Revision, reason: str) -> None:
+    revision.time = revision.time or iso(clock.now())
+    revision.reason = reason
+    target = _pending_files(project)[0]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(asdict(revision), ensure_ascii=False) + "\n")
+
+
+def _clear_pending(project: Project) -> None:
+    for path in _pending_files(project):
+        path.unlink(missing_ok=True)
+
+
+def _ids(lines: list[str]) -> list[str]:
+    return [line.split(" ", 1)[0] for line in lines]
+
+
+def _message(revision: Revision, pending: list[Revision]) -> str:
+    parts = [revision.subject, ""]
+    body: list[str] = []
+    shown = revision.added[:_MAX_BODY_ENTRIES] + revision.removed[: max(0, _MAX_BODY_ENTRIES - len(revision.added))]
+    body += [f"+ {line}" for line in revision.added if line in shown]
+    body += [f"- {line}" for line in revision.removed if line in shown]
+    hidden = len(revision.added) + len(revision.removed) - len(shown)
+    if hidden > 0:
+        body.append(f"... and {hidden} more (see `expertise diff`)")
+    body += revision.notes
+    if pending:
+        body.append(f"Also commits {len(pending)} deferred revision{'s' if len(pending) != 1 else ''}:")
+        body += [f"  {p.time} {p.subject} (deferred: {p.reason})" for p in pending]
+    if body:
+        parts += [*body, ""]
+    everything = [revision, *pending]
+    trailers: list[str] = []
+    for domain in dict.fromkeys(d for r in everything for d in r.domains):
+        trailers.append(f"{TRAILER_PREFIX}Domain: {domain}")
+    for change in dict.fromkeys(r.change for r in everything):
+        trailers.append(f"{TRAILER_PREFIX}Change: {change}")
+    for session in dict.fromkeys(s for r in everything for s in r.sessions):
+        trailers.append(f"{TRAILER_PREFIX}Session: {session}")
+    added = list(dict.fromkeys(i for r in everything for i in _ids(r.added)))
+    removed = list(dict.fromkeys(i for r in everything for i in _ids(r.removed)))
+    if added:
+        trailers.append(f"{TRAILER_PREFIX}Added: {' '.join(added)}")
+    if removed:
+        trailers.append(f"{TRAILER_PREFIX}Removed: {' '.join(removed)}")
+    for r in everything:
+        if r.reverts:
+            trailers.append(f"{TRAILER_PREFIX}Reverts: {r.reverts}")
+    return "\n".join(parts + trailers) + "\n"
+
+
+def _identity(repo: Any) -> tuple[str, str] | None:
+    """The user's committer identity, as git would pick it: environment first, then config."""
+    name = os.environ.get("GIT_COMMITTER_NAME")
+    email = os.environ.get("GIT_COMMITTER_EMAIL")
+    if not (name and email):
+        reader = repo.config_reader()
+        name = name or reader.get_value("user", "name", default="") or None
+        email = email or reader.get_value("user", "email", default="") or None
+    if not (name and email):
+        return None
+    return str(name), str(email)
+
+
+def _commit(project: Project, revision: Revision, pending: list[Revision]) -> str:
+    assert project.git is not None
+    toplevel = project.git.toplevel
+    paths = list(dict.fromkeys(p for r in [revision, *pending] for p in r.paths))
+    pathspecs = [str((project.root / p).relative_to(toplevel)) for p in paths]
+    with open_repo(toplevel) as repo:
+        args = ["commit", "--only", "--no-verify", "--no-edit", "--quiet", "--cleanup=verbatim"]
+        if not revision.by_hand:
+            identity = _identity(repo)
+            if identity is None:
+                raise GitError(["commit"], 1, "", "git has no user identity (user.name and user.email)")
+            args.append(f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>")
+        args += ["-m", _message(revision, pending), "--", *pathspecs]
+        for attempt in range(_INDEX_LOCK_RETRIES + 1):
+            result = run_git(repo, args, check=False)
+            if result.status == 0:
+                # A commit always leaves a loose ref behind; reading it saves a second git process.
+                return head_sha(project.git) or str(run_git(repo, ["rev-parse", "HEAD"]).stdout.strip())
+            error = result.stderr + result.stdout
+            if "did not match any file(s) known to git" in error:
+                # New files: stage exactly our paths, then the partial commit takes them.
+                run_git(repo, ["add", "--", *pathspecs])
+                continue
+            if "index.lock" in error and attempt < _INDEX_LOCK_RETRIES:
+                wait_for_index_lock(project.git, 2.0)
+                time.sleep(0.01 * (attempt + 1))
+                continue
+            if "nothing to commit" in error or "no changes added to commit" in error:
+                return ""
+            raise GitError(["commit", "--only", "--", *pathspecs], result.status, result.stdout, result.stderr)
+    raise GitError(["commit"], 1, "", "gave up after repeated index.lock contention")
+
+
+def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
+    """Commit ``revision`` (and any deferred ones); defer it when the repo can't take a commit now.
+
+    Call while holding the write lock.
+    """
+    if project.git is None:
+        _record_pending(project, revision, "not a git repository")
+        return CommitOutcome(
+            deferred="not a git repository",
+            hint="run `git init` and then `expertise history --sync` to version it",
+        )
+    reason = busy_reason(project.git)
+    if reason is not None:
+        _record_pending(project, revision, reason)
+        return CommitOutcome(
+            deferred=reason, hint="it will be committed by the next change or `expertise history --sync`"
+        )
+    pending = pending_revisions(project)
+    try:
+        sha = _commit(project, revision, pending)
+    except GitError as exc:
+        _record_pending(project, revision, exc.stderr.strip().splitlines()[0] if exc.stderr.strip() else str(exc))
+        return CommitOutcome(deferred=str(exc), hint="fix that, then run `expertise history --sync`")
+    except Exception as exc:
+        # No git executable: GitPython fails to load (ImportError, our UserError) or to spawn git
+        # (its GitCommandNotFound). The file is written; the revision waits for git.
+        if not isinstance(exc, (ImportError, OSError, UserError)) and not type(exc).__module__.startswith("git"):
+            raise
+        reason = "git is not available"
+        _record_pending(project, revision, reason)
+        return CommitOutcome(deferred=reason, hint="install git, then run `expertise history --sync`")
+    _clear_pending(project)
+    return CommitOutcome(sha=sha or None, synced=len(pending))
+
+
+def sync_pending(project: Project) -> CommitOutcome:
+    """Commit the deferred revisions on their own (``expertise history --sync``). Hold the write lock."""
+    pending = pending_revisions(project)
+    if not pending:
+        return CommitOutcome()
+    if project.git is None:
+        return CommitOutcome(deferred="not a git repository", hint="run `git init` first")
+    reason = busy_reason(project.git)
+    if reason is not None:
+        return CommitOutcome(deferred=reason, hint="finish or abort that first, then sync again")
+    summary = Revision(
+        domains=[],
+        change=pending[0].change,
+        subject=f"expertise: commit {len(pending)} deferred revision{'s' if len(pending) != 1 else ''}",
+        paths=[],
+    )
+    try:
+        sha = _commit(project, summary, pending)
+    except GitError as exc:
+        return CommitOutcome(deferred=str(exc), hint="fix that, then sync again")
+    _clear_pending(project)
+    return CommitOutcome(sha=sha or None, synced=len(pending))

@@ -1,0 +1,210 @@
+"""Reading the audit trail: revisions of ``.expertise/`` from one ``git log``, described by trailers.
+
+Our commits carry ``Expertise-*`` trailers naming the domains, change type, session and the ids of the
+entries added and removed, so listing 10,000 revisions needs no YAML parsing at all. Commits made by
+hand carry none; for those the entry changes are worked out by comparing the two versions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from expertise_kit.project import Project
+from expertise_kit.versioning.commit import TRAILER_PREFIX, pending_revisions
+from expertise_kit.versioning.git import open_repo, run_git
+
+__all__ = ["HistoryRow", "read_history", "read_file_at", "domain_files_in", "pathspec"]
+
+_FIELD = "\x1f"
+_RECORD = "\x1e"
+_FORMAT = _FIELD.join(["%H", "%ct", "%an", "%s", "%(trailers:only,unfold)"]) + _RECORD
+
+
+@dataclass
+class HistoryRow:
+    commit: str  # "" for a deferred revision not yet committed
+    time: str
+    author: str
+    subject: str
+    domains: list[str] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
+    added: list[str] | None = field(default_factory=list)  # None: not recorded (a commit made by hand)
+    removed: list[str] | None = field(default_factory=list)
+    reverts: str | None = None
+    by_hand: bool = False
+    deferred: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit or None,
+            "time": self.time,
+            "author": self.author,
+            "subject": self.subject,
+            "domains": self.domains,
+            "change": self.changes[0] if len(self.changes) == 1 else self.changes,
+            "sessions": self.sessions,
+            "added": self.added,
+            "removed": self.removed,
+            "reverts": self.reverts,
+            "by_hand": self.by_hand,
+            "deferred": self.deferred,
+        }
+
+
+def pathspec(project: Project, domain: str | None) -> str:
+    assert project.git is not None
+    directory = project.expertise_dir.relative_to(project.git.toplevel).as_posix()
+    return f"{directory}/{domain}.yaml" if domain else f"{directory}/"
+
+
+def _parse_trailers(block: str, row: HistoryRow) -> None:
+    for line in block.splitlines():
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if not key.startswith(TRAILER_PREFIX):
+            continue
+        name = key[len(TRAILER_PREFIX) :].lower()
+        if name == "domain":
+            row.domains.append(value)
+        elif name == "change":
+            row.changes.append(value)
+        elif name == "session":
+            row.sessions.append(value)
+        elif name == "added" and row.added is not None:
+            row.added.extend(value.split())
+        elif name == "removed" and row.removed is not None:
+            row.removed.extend(value.split())
+        elif name == "reverts":
+            row.reverts = value
+
+
+def _domain_of(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".yaml")
+
+
+def read_history(project: Project, domain: str | None = None, limit: int | None = None) -> list[HistoryRow]:
+    rows: list[HistoryRow] = []
+    for pending in reversed(pending_revisions(project)):
+        if domain is None or domain in pending.domains:
+            rows.append(
+                HistoryRow(
+                    commit="",
+                    time=pending.time,
+                    author="(not yet committed)",
+                    subject=pending.subject,
+                    domains=pending.domains,
+                    changes=[pending.change],
+                    sessions=list(pending.sessions),
+                    added=[line.split(" ", 1)[0] for line in pending.added],
+                    removed=[line.split(" ", 1)[0] for line in pending.removed],
+                    deferred=True,
+                )
+            )
+    if project.git is None:
+        return rows[:limit] if limit else rows
+    args = ["log", f"--format={_FORMAT}", "--no-color"]
+    if limit:
+        args.append(f"-n{limit}")
+    with open_repo(project.git.toplevel) as repo:
+        if not (project.git.git_dir / "HEAD").exists():
+            return rows
+        result = run_git(repo, [*args, "--", pathspec(project, domain)], check=False)
+        if result.status != 0:  # an unborn branch has no log
+            return rows
+        hand_made: list[HistoryRow] = []
+        for record in result.stdout.split(_RECORD):
+            record = record.strip("\n")
+            if not record:
+                continue
+            sha, stamp, author, subject, trailers = (record.split(_FIELD) + [""] * 5)[:5]
+            moment = datetime.fromtimestamp(int(stamp), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            row = HistoryRow(commit=sha, time=moment, author=author, subject=subject)
+            _parse_trailers(trailers, row)
+            if not row.changes:
+                row.by_hand = True
+                row.changes = ["manual"]
+                row.added, row.removed = None, None
+                hand_made.append(row)
+            rows.append(row)
+        if hand_made:
+            _fill_hand_made(project, repo, hand_made, domain)
+    return rows[:limit] if limit else rows
+
+
+def read_file_at(repo: Any, rev: str, path: str) -> str | None:
+    """A file's text at ``rev`` through GitPython's object model, or None if it isn't there."""
+    try:
+        blob = repo.commit(rev).tree / path
+    except KeyError:
+        return None
+    data: bytes = blob.data_stream.read()
+    return data.decode("utf-8", errors="replace")
+
+
+def domain_files_in(paths: list[str], project: Project) -> list[str]:
+    assert project.git is not None
+    prefix = pathspec(project, None)
+    return [
+        p
+        for p in paths
+        if p.startswith(prefix)
+        and p.endswith(".yaml")
+        and "/" not in p[len(prefix) :]
+        and not p.endswith("/config.yaml")
+    ]
+
+
+def _fill_hand_made(project: Project, repo: Any, rows: list[HistoryRow], domain: str | None) -> None:
+    """Work out domains and entry changes of commits that carry no trailers."""
+    from expertise_kit.errors import UserError
+    from expertise_kit.versioning.entrydiff import diff_versions, parse_version
+
+    for row in rows:
+        listed = run_git(
+            repo,
+            ["diff-tree", "-r", "--root", "--no-commit-id", "--name-only", row.commit, "--", pathspec(project, domain)],
+        )
+        files = domain_files_in(listed.stdout.split("\n"), project)
+        row.domains = [_domain_of(p) for p in files]
+        added: list[str] = []
+        removed: list[str] = []
+        try:
+            parents = repo.commit(row.commit).parents
+            for path in files:
+                before = parse_version(read_file_at(repo, parents[0].hexsha, path) if parents else None, path)
+                after = parse_version(read_file_at(repo, row.commit, path), path)
+                for change in diff_versions(path, before, after).changes:
+                    if change.kind == "added":
+                        added.append(change.id)
+                    elif change.kind == "removed":
+                        removed.append(change.id)
+        except UserError:
+            continue  # a version that doesn't parse: leave its entries unknown
+        row.added, row.removed = added, removed
+
+
+def last_revisions(project: Project, domains: list[str], depth: int = 5000) -> dict[str, HistoryRow]:
+    """The newest commit touching each domain file, from one `git log` (at most ``depth`` commits back)."""
+    if project.git is None or not (project.git.git_dir / "HEAD").exists():
+        return {}
+    wanted = {pathspec(project, name): name for name in domains}
+    found: dict[str, HistoryRow] = {}
+    with open_repo(project.git.toplevel) as repo:
+        form = f"--format={_RECORD}%H{_FIELD}%ct{_FIELD}%s"
+        log = run_git(
+            repo, ["log", f"-n{depth}", "--name-only", form, "--", pathspec(project, None)], check=False
+        ).stdout
+    for record in log.split(_RECORD)[1:]:
+        head, _, names = record.partition("\n")
+        sha, stamp, subject = (head.split(_FIELD) + ["", "", ""])[:3]
+        for name in names.split("\n"):
+            domain = wanted.get(name.strip())
+            if domain and domain not in found:
+                moment = datetime.fromtimestamp(int(stamp), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+                found[domain] = HistoryRow(commit=sha, time=moment, author="", subject=subject)
+        if len(found) == len(wanted):
+            break
+    return found
