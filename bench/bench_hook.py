@@ -20,7 +20,7 @@ from _common import bench_env, expertise_argv, p50, python_startup, temp_repo  #
 
 from expertise_kit.agents.installer import hook_command  # noqa: E402
 from expertise_kit.document.cap import count_lines  # noqa: E402
-from expertise_kit.document.names import DEFAULT_DOMAINS  # noqa: E402
+from expertise_kit.vocab import DEFAULT_DOMAINS  # noqa: E402
 
 WORDS = [
     "migration",

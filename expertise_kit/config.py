@@ -8,11 +8,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from expertise_kit.document.names import DEFAULT_DOMAINS, validate_domain_name
+from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.schema_errors import raise_first_error
 from expertise_kit.document.yamlio import line_of, load_yaml_file
 from expertise_kit.errors import UserError
-from expertise_kit.vocab import DEFAULT_KEYWORDS, DEFAULT_LINE_CAP, DEFAULT_PATHS, DEFAULT_RETENTION_DAYS
+from expertise_kit.vocab import (
+    DEFAULT_DOMAINS,
+    DEFAULT_KEYWORDS,
+    DEFAULT_LINE_CAP,
+    DEFAULT_PATHS,
+    DEFAULT_RETENTION_DAYS,
+)
 
 __all__ = ["Config", "DomainRules", "load_config", "CONFIG_NAME", "CONFIG_TEMPLATE"]
 

@@ -72,7 +72,8 @@ def _rebuild(expertise_dir: str) -> dict[str, Any]:
     from expertise_kit.store import Store
     from expertise_kit.store.cachebuild import rebuild_cache
 
-    return rebuild_cache(Store(find_project(Path(expertise_dir).parent)))
+    store = Store(find_project(Path(expertise_dir).parent))
+    return rebuild_cache(store.project, store.config)
 
 
 def _choose_domains(cache: dict[str, Any], prompt: str, files: list[str]) -> list[str]:

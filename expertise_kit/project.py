@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from expertise_kit.errors import NotInitialised
+from expertise_kit.errors import NotInitialised, UserError
 
 __all__ = ["Project", "GitLocation", "find_git", "find_project", "project_for_init", "EXPERTISE_DIR"]
 
@@ -33,6 +33,21 @@ class Project:
     @property
     def expertise_dir(self) -> Path:
         return self.root / EXPERTISE_DIR
+
+    def domain_path(self, domain: str) -> Path:
+        """Where ``domain``'s file is; a symlink is followed only to a file inside ``.expertise/``."""
+        path = self.expertise_dir / f"{domain}.yaml"
+        if path.is_symlink():
+            target = Path(os.path.realpath(path))
+            home = Path(os.path.realpath(self.expertise_dir))
+            if not target.is_relative_to(home):
+                raise UserError(
+                    f"is a symlink to {target}, outside .expertise/",
+                    path=path,
+                    hint="replace the link with a regular file",
+                )
+            return target
+        return path
 
     @property
     def lock_path(self) -> Path:

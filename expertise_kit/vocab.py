@@ -1,13 +1,116 @@
-"""Built-in domain rules. Plain data with no imports, so the pre-task hook can use it cheaply."""
+"""The one vocabulary: sections, domains, agents and transcript formats, each described in one table.
+
+Everything that lists sections, domains, agents or formats derives from these tables: the schema, the
+line cap, rendering, the render cache, the CLI's choices, the hook installers. Adding a section is one
+row in ``SECTIONS``.
+
+Plain data and nothing else (no imports at all), so every layer can use it, the pre-task hook included.
+"""
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_LINE_CAP", "DEFAULT_RETENTION_DAYS", "DEFAULT_KEYWORDS", "DEFAULT_PATHS", "OVERVIEWS"]
+__all__ = [
+    "Section",
+    "SECTIONS",
+    "SECTION_ALIASES",
+    "RENDER_GROUPS",
+    "FILES",
+    "TEXT",
+    "FAILURES",
+    "section",
+    "section_names",
+    "top_level_keys",
+    "DEFAULT_LINE_CAP",
+    "DEFAULT_RETENTION_DAYS",
+    "DEFAULT_DOMAINS",
+    "DEFAULT_KEYWORDS",
+    "DEFAULT_PATHS",
+    "OVERVIEWS",
+    "Agent",
+    "AGENTS",
+    "agent",
+    "agent_names",
+    "FORMATS",
+    "format_names",
+]
+
+# -- sections ---------------------------------------------------------------------------------------
+
+# What an item of a section holds. A plain string item is always hand-written.
+FILES = "files"  # a path: a string, or a mapping with `path`
+TEXT = "text"  # a sentence: a string, or a mapping with `text`
+FAILURES = "failures"  # a mapping with `issue`, `error` and `solution`
+
+
+class Section:
+    """One list in a domain file.
+
+    ``prune_rank``: when a file is over its line cap, learned entries above each section's ``floor`` are
+    pruned first, section by section in rank order (lowest first); then any learned entry; hand-written
+    ones last. ``group``: the heading it renders under (a failure with no fix renders as a pitfall).
+    """
+
+    __slots__ = ("name", "kind", "prune_rank", "floor", "group")
+
+    def __init__(self, name: str, kind: str, prune_rank: int, floor: int, group: str) -> None:
+        self.name = name
+        self.kind = kind
+        self.prune_rank = prune_rank
+        self.floor = floor
+        self.group = group
+
+    def __repr__(self) -> str:
+        return f"Section({self.name!r}, {self.kind!r})"
+
+
+# File order of a new domain file. Failures and proven patterns are pruned first, with a floor that keeps
+# the most valuable of each; the hand-curated practices last.
+SECTIONS: tuple[Section, ...] = (
+    Section("core_files", FILES, prune_rank=2, floor=30, group="files"),
+    Section("patterns", TEXT, prune_rank=4, floor=0, group="practices"),
+    Section("best_practices", TEXT, prune_rank=5, floor=0, group="practices"),
+    Section("learned_from_failures", FAILURES, prune_rank=0, floor=10, group="corrections"),
+    Section("effective_patterns", TEXT, prune_rank=1, floor=15, group="worked"),
+    Section("successful_techniques", TEXT, prune_rank=3, floor=10, group="worked"),
+)
+
+# Short names people type: `expertise add api failures ...`.
+SECTION_ALIASES: dict[str, str] = {"failures": "learned_from_failures", "files": "core_files"}
+
+# Headings, in the order they render: corrections (failures with a known fix) lead.
+RENDER_GROUPS: tuple[tuple[str, str], ...] = (
+    ("corrections", "Corrections: failures and what fixed them"),
+    ("pitfalls", "Known pitfalls"),
+    ("practices", "Patterns and practices"),
+    ("worked", "What worked before"),
+    ("files", "Key files"),
+)
+
+
+def section(name: str) -> Section:
+    for candidate in SECTIONS:
+        if candidate.name == name:
+            return candidate
+    raise KeyError(name)
+
+
+def section_names() -> tuple[str, ...]:
+    return tuple(s.name for s in SECTIONS)
+
+
+def top_level_keys() -> tuple[str, ...]:
+    """The keys of a new domain file, in order."""
+    return ("domain", "overview", *section_names(), "last_validated")
+
+
+# -- domains ----------------------------------------------------------------------------------------
 
 DEFAULT_LINE_CAP = 1000
 DEFAULT_RETENTION_DAYS = 30
 
-# Start from the spec's keyword lists (section 5.2); the classifier matches whole words, not substrings.
+DEFAULT_DOMAINS: tuple[str, ...] = ("database", "api", "frontend", "testing", "security", "deployment", "general")
+
+# The classifier matches these whole words (camelCase, snake_case and plurals split and folded).
 # fmt: off
 DEFAULT_KEYWORDS: dict[str, tuple[str, ...]] = {
     "database": (
@@ -68,3 +171,70 @@ OVERVIEWS: dict[str, str] = {
     "deployment": "Builds, CI, containers, releases and environments.",
     "general": "Project-wide conventions that fit no narrower domain.",
 }
+
+
+# -- agents -----------------------------------------------------------------------------------------
+
+
+class Agent:
+    """An agent we hook into: where its project settings live and which events we use.
+
+    ``style``: "nested" settings are event -> [{hooks: [{type, command, timeout}]}] (Claude Code, Codex,
+    Gemini CLI); "flat" are event -> [{command}] (Cursor). ``output``: how the pre-task hook hands back
+    context: "hookSpecificOutput" (additionalContext inside it) or "additional_context".
+    """
+
+    __slots__ = ("name", "settings", "style", "start_event", "prompt_event", "end_events", "output")
+
+    def __init__(
+        self,
+        name: str,
+        settings: str,
+        style: str,
+        start_event: str,
+        prompt_event: str | None,
+        end_events: tuple[str, ...],
+        output: str,
+    ) -> None:
+        self.name = name
+        self.settings = settings
+        self.style = style
+        self.start_event = start_event
+        self.prompt_event = prompt_event
+        self.end_events = end_events
+        self.output = output
+
+
+AGENTS: tuple[Agent, ...] = (
+    Agent("claude-code", ".claude/settings.json", "nested", "SessionStart", "UserPromptSubmit", ("SessionEnd",),
+          "hookSpecificOutput"),
+    Agent("codex", ".codex/hooks.json", "nested", "SessionStart", "UserPromptSubmit", ("Stop",), "hookSpecificOutput"),
+    Agent("gemini", ".gemini/settings.json", "nested", "SessionStart", "BeforeAgent", ("SessionEnd",),
+          "hookSpecificOutput"),
+    Agent("cursor", ".cursor/hooks.json", "flat", "sessionStart", None, ("stop",), "additional_context"),
+)  # fmt: skip
+
+
+def agent(name: str) -> Agent:
+    for candidate in AGENTS:
+        if candidate.name == name:
+            return candidate
+    raise KeyError(name)
+
+
+def agent_names() -> tuple[str, ...]:
+    return tuple(a.name for a in AGENTS)
+
+
+# -- transcript formats -----------------------------------------------------------------------------
+
+# (name, module, reader function): `expertise learn --format NAME`; "auto" detects among them.
+FORMATS: tuple[tuple[str, str, str], ...] = (
+    ("claude-code", "expertise_kit.learning.transcripts.claude", "read_claude"),
+    ("codex", "expertise_kit.learning.transcripts.codex", "read_codex"),
+    ("generic", "expertise_kit.learning.transcripts.generic", "read_generic"),
+)
+
+
+def format_names() -> tuple[str, ...]:
+    return tuple(name for name, _, _ in FORMATS)

@@ -10,7 +10,7 @@ import pytest
 from conftest import Cli, git, snapshot
 
 from expertise_kit.cli import cli
-from expertise_kit.document.names import DEFAULT_DOMAINS
+from expertise_kit.vocab import DEFAULT_DOMAINS
 
 
 def _commands() -> list[str]:

@@ -9,9 +9,9 @@ import pytest
 from expertise_kit.config import Config, load_config
 from expertise_kit.document.entries import FailureEntry, item_id
 from expertise_kit.document.ids import error_signature, normalise_path, normalise_text
-from expertise_kit.document.names import DEFAULT_DOMAINS, normalise_section, validate_domain_name
+from expertise_kit.document.names import normalise_section, validate_domain_name
 from expertise_kit.errors import UserError
-from expertise_kit.vocab import DEFAULT_KEYWORDS
+from expertise_kit.vocab import DEFAULT_DOMAINS, DEFAULT_KEYWORDS
 
 
 def test_ids_ignore_case_spacing_and_trailing_punctuation() -> None:

@@ -11,12 +11,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from expertise_kit.document.entries import item_id
+from expertise_kit.document.entries import item_id, parse_item
 from expertise_kit.document.ids import error_signature, normalise_text
 from expertise_kit.document.splice import Append, Remove, apply_edits
 from expertise_kit.document.yamlio import parse_yaml_text
 from expertise_kit.project import project_for_init
-from expertise_kit.store import Store, manual_item, parse_item
+from expertise_kit.store import Store, manual_item
 from expertise_kit.store.scaffold import domain_template, initialise
 
 # Raise it locally for a deeper search: EXPERTISE_PROPERTY_EXAMPLES=3000 pytest tests/test_properties.py

@@ -31,7 +31,7 @@ def render(
     from expertise_kit.store.cachebuild import rebuild_cache
 
     store = open_store(start)
-    cache = read_fresh_cache(store.project.expertise_dir) or rebuild_cache(store)
+    cache = read_fresh_cache(store.project.expertise_dir) or rebuild_cache(store.project, store.config)
     classification = None
     if domains:
         for name in domains:

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from expertise_kit.document.entries import Item
 from expertise_kit.commands._output import echo_json
 from expertise_kit.commands._shared import open_store
-from expertise_kit.document.names import ENTRY_SECTIONS
+from expertise_kit.vocab import section_names
 
 
 def _safe(text: str) -> str:
@@ -65,8 +65,8 @@ def show(start: Path, domain: str, as_json: bool) -> None:
     click.echo(f"{domain}: {relative} ({doc.line_count}/{store.config.line_cap} lines, {doc.entry_count} entries)")
     if model.overview:
         click.echo(model.overview)
-    for section in ENTRY_SECTIONS:
-        items: list[Item] = getattr(model, section)
+    for section in section_names():
+        items: list[Item] = model.items(section)
         if not items:
             continue
         click.echo(f"\n{section} ({len(items)})")

@@ -1,8 +1,9 @@
 """Keeping a domain file under its line cap.
 
-The spec (5.7) trims in a fixed section order but keeps the *oldest* entries. We keep its order and its
-per-section floors, and prune the least valuable, oldest learned entries first, so the newest learnings
-stay. Hand-written entries go only when nothing learned is left. What is pruned is reported, never silent.
+Learned entries are pruned first: each section's surplus above its floor, in the sections' prune order
+(``vocab.SECTIONS``), least valuable and oldest first, so the newest learnings stay; then any learned
+entry; hand-written entries only when nothing learned is left. What is pruned is reported, never silent.
+An entry that could not fit under the cap even alone is refused outright.
 """
 
 from __future__ import annotations
@@ -11,21 +12,27 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from expertise_kit.document.entries import DomainFile, Item, is_learned, item_id, item_last_seen, item_text, item_value
-from expertise_kit.document.splice import Append, Edit, Remove, apply_edits, item_line_counts, render_item
+from expertise_kit.document.entries import (
+    DomainBase,
+    Item,
+    is_learned,
+    item_id,
+    item_last_seen,
+    item_text,
+    item_value,
+    parse_item,
+)
+from expertise_kit.document.splice import Append, Edit, Remove, Replace, apply_edits, item_line_counts, render_item
 from expertise_kit.document.yamlio import LoadedYaml
+from expertise_kit.errors import UserError
+from expertise_kit.vocab import SECTIONS
 
 __all__ = ["CapResult", "PrunedEntry", "fit_to_cap", "count_lines"]
 
-# Spec 5.7's order and the counts it keeps; the other sections come after it, in file order.
-_PRUNE_ORDER: tuple[tuple[str, int], ...] = (
-    ("learned_from_failures", 10),
-    ("effective_patterns", 15),
-    ("core_files", 30),
-    ("successful_techniques", 10),
-    ("patterns", 0),
-    ("best_practices", 0),
-)
+
+def _prune_order() -> tuple[tuple[str, int], ...]:
+    """(section, floor) in the order learned surplus is pruned."""
+    return tuple((s.name, s.floor) for s in sorted(SECTIONS, key=lambda s: s.prune_rank))
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -66,18 +73,26 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def _candidates(loaded: LoadedYaml, model: DomainFile, edits: list[Edit], parse_item: Any) -> list[_Candidate]:
+def _candidates(loaded: LoadedYaml, model: DomainBase, edits: list[Edit]) -> list[_Candidate]:
     removed = {(e.section, e.index) for e in edits if isinstance(e, Remove)}
+    replaced = {(e.section, e.index): e.item for e in edits if isinstance(e, Replace)}
     result: list[_Candidate] = []
-    for section, _floor in _PRUNE_ORDER:
-        items: list[Item] = getattr(model, section)
+    for section, _floor in _prune_order():
+        items = model.items(section)
         counts = item_line_counts(loaded, section) if items else None
         raws = loaded.plain.get(section) or []
         for index, item in enumerate(items):
             if (section, index) in removed:
                 continue
-            lines = counts[index] if counts else len(render_item(raws[index], 2, 2))
-            result.append(_Candidate(section, index, 0, item, raws[index], lines))
+            raw = raws[index]
+            if (section, index) in replaced:
+                # Judged as it will be after this write: a revert may bring an old value back.
+                raw = replaced[(section, index)]
+                item = parse_item(section, raw)
+                lines = len(render_item(raw, 2, 2))
+            else:
+                lines = counts[index] if counts else len(render_item(raw, 2, 2))
+            result.append(_Candidate(section, index, 0, item, raw, lines))
     for order, edit in enumerate(edits):
         if isinstance(edit, Append):
             item = parse_item(edit.section, edit.item)
@@ -87,36 +102,70 @@ def _candidates(loaded: LoadedYaml, model: DomainFile, edits: list[Edit], parse_
 
 
 def _victim_order(candidates: list[_Candidate]) -> list[_Candidate]:
-    rank = {section: position for position, (section, _) in enumerate(_PRUNE_ORDER)}
-    floors = dict(_PRUNE_ORDER)
+    order = _prune_order()
+    rank = {section: position for position, (section, _) in enumerate(order)}
+    floors = dict(order)
     learned = [c for c in candidates if is_learned(c.item)]
     manual = [c for c in candidates if not is_learned(c.item)]
-    # Phase 1: each section's learned surplus above the spec's floor, in the spec's section order.
+    # Phase 1: each section's learned surplus above its floor, section by section.
     phase1: list[_Candidate] = []
-    for section, _ in _PRUNE_ORDER:
+    for section, _ in order:
         mine = sorted((c for c in learned if c.section == section), key=_Candidate.age_key)
         surplus = len(mine) - floors[section]
         phase1.extend(mine[: max(0, surplus)])
     chosen = {id(c) for c in phase1}
     # Phase 2: every other learned entry, least valuable and oldest first, whatever its section.
     phase2 = sorted((c for c in learned if id(c) not in chosen), key=lambda c: (*c.age_key(), rank[c.section]))
-    # Phase 3: hand-written entries, in the spec's section order, earliest written first.
+    # Phase 3: hand-written entries, section by section, earliest written first.
     phase3 = sorted(manual, key=lambda c: (rank[c.section], c.index if c.index is not None else 1_000_000))
     return [*phase1, *phase2, *phase3]
 
 
-def fit_to_cap(loaded: LoadedYaml, model: DomainFile, edits: list[Edit], cap: int, parse_item: Any) -> CapResult:
+def _skeleton_lines(loaded: LoadedYaml, model: DomainBase) -> int:
+    """Lines the file needs with every entry gone: its keys, comments and header."""
+    used = 0
+    for section, _ in _prune_order():
+        items = model.items(section)
+        if not items:
+            continue
+        counts = item_line_counts(loaded, section)
+        raws = loaded.plain.get(section) or []
+        used += sum(counts) if counts else sum(len(render_item(raw, 2, 2)) for raw in raws)
+    return max(0, count_lines(loaded.text) - used)
+
+
+def _refuse_oversized(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], cap: int) -> None:
+    """An entry that can't fit under the cap even alone would prune everything, then itself: refuse it."""
+    appends = [e for e in edits if isinstance(e, Append)]
+    if not appends:
+        return
+    room = cap - _skeleton_lines(loaded, model)
+    if room <= 0:
+        return  # the file's own keys and comments are over the cap: no entry is to blame (a warning says so)
+    for edit in appends:
+        lines = len(render_item(edit.item, 2, 2))
+        if lines > room:
+            raise UserError(
+                f"the new {edit.section} entry is {lines} lines, and the file has room for {room} "
+                f"under its {cap}-line cap even with every other entry gone",
+                path=loaded.path,
+                hint="shorten the entry, or raise line_cap in .expertise/config.yaml",
+            )
+
+
+def fit_to_cap(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], cap: int) -> CapResult:
     """Apply ``edits`` and, if the result is over ``cap`` lines, prune until it fits.
 
     Trial texts are only counted; the one that is returned is verified.
     """
+    _refuse_oversized(loaded, model, edits, cap)
     text = apply_edits(loaded, edits, verify=False)
     lines = count_lines(text)
     if lines <= cap:
         return CapResult(apply_edits(loaded, edits), lines, edits=list(edits))
     edits = list(edits)
     pruned: list[PrunedEntry] = []
-    queue = _victim_order(_candidates(loaded, model, edits, parse_item))
+    queue = _victim_order(_candidates(loaded, model, edits))
     # Line counts are exact for block lists; a re-count after each batch catches the rest.
     while lines > cap and queue:
         excess = lines - cap
@@ -129,6 +178,8 @@ def fit_to_cap(loaded: LoadedYaml, model: DomainFile, edits: list[Edit], cap: in
             if victim.index is None:
                 edits = [e for e in edits if not (isinstance(e, Append) and e.item is victim.raw)]
             else:
+                at = (victim.section, victim.index)
+                edits = [e for e in edits if not (isinstance(e, Replace) and (e.section, e.index) == at)]
                 edits.append(Remove(victim.section, victim.index))
             pruned.append(
                 PrunedEntry(

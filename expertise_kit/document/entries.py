@@ -11,9 +11,20 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    create_model,
+)
 
 from expertise_kit.document.ids import entry_id, error_signature, normalise_path, normalise_text
+from expertise_kit.vocab import FAILURES, FILES, SECTIONS, TEXT, section
 
 __all__ = [
     "Provenance",
@@ -21,6 +32,8 @@ __all__ = [
     "FileEntry",
     "FailureEntry",
     "DomainFile",
+    "DomainBase",
+    "parse_item",
     "TextItem",
     "FileItem",
     "item_id",
@@ -114,23 +127,48 @@ FailureList = Annotated[
 ]
 
 
-class DomainFile(_Open):
-    """One ``.expertise/<domain>.yaml`` file."""
+class DomainBase(_Open):
+    """The keys every domain file has besides its sections."""
 
     model_config = ConfigDict(extra="allow", title="expertise_kit domain file")
 
     domain: NonEmpty
     overview: Annotated[str, BeforeValidator(_none_is_blank)] = ""
-    core_files: FileList = Field(default_factory=list)
-    patterns: TextList = Field(default_factory=list)
-    best_practices: TextList = Field(default_factory=list)
-    learned_from_failures: FailureList = Field(default_factory=list)
-    effective_patterns: TextList = Field(default_factory=list)
-    successful_techniques: TextList = Field(default_factory=list)
     last_validated: Moment = None
 
+    def items(self, section: str) -> list[Item]:
+        """The entries of ``section``, in file order."""
+        found: list[Item] = getattr(self, section, None) or []
+        return found
+
+
+_LIST_TYPES: dict[str, Any] = {FILES: FileList, TEXT: TextList, FAILURES: FailureList}
+_ITEM_TYPES: dict[str, Any] = {FILES: FileItem, TEXT: TextItem, FAILURES: FailureEntry}
+
+
+def _domain_model() -> type[DomainBase]:
+    """One ``.expertise/<domain>.yaml`` file: the base keys plus one list per row of ``vocab.SECTIONS``."""
+    fields: dict[str, Any] = {
+        s.name: (_LIST_TYPES[s.kind], Field(default_factory=list, description=f"{s.kind} entries"))
+        for s in SECTIONS
+    }
+    return create_model("DomainFile", __base__=DomainBase, **fields)
+
+
+DomainFile = _domain_model()
 
 Item = str | TextEntry | FileEntry | FailureEntry
+
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
+
+
+def parse_item(section_name: str, raw: Any) -> Item:
+    """Validate one raw list item of ``section_name``; raises pydantic's ValidationError."""
+    kind = section(section_name).kind
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None:
+        adapter = _ADAPTERS[kind] = TypeAdapter(_ITEM_TYPES[kind])
+    return adapter.validate_python(raw)  # type: ignore[no-any-return]
 
 
 def item_text(item: Item) -> str:
@@ -145,8 +183,9 @@ def item_text(item: Item) -> str:
     return head if not item.solution else f"{head} -> {item.solution}"
 
 
-def item_id(section: str, item: Item) -> str:
-    if section == "core_files":
+def item_id(section_name: str, item: Item) -> str:
+    kind = section(section_name).kind
+    if kind == FILES:
         return entry_id("file", normalise_path(item_text(item)))
     if isinstance(item, FailureEntry):
         identity = error_signature(item.error) if item.error.strip() else normalise_text(item.issue)
@@ -171,12 +210,14 @@ def item_last_seen(item: Item) -> datetime | None:
     return item.last_seen or item.first_seen
 
 
-def item_record(section: str, item: Item) -> dict[str, Any]:
+_PLAIN_KEY = {FILES: "path", TEXT: "text", FAILURES: "issue"}
+
+
+def item_record(section_name: str, item: Item) -> dict[str, Any]:
     """One entry as plain data: its id and section, then every field (plain strings become hand-written)."""
-    record: dict[str, Any] = {"id": item_id(section, item), "section": section}
+    record: dict[str, Any] = {"id": item_id(section_name, item), "section": section_name}
     if isinstance(item, str):
-        key = "path" if section == "core_files" else ("issue" if section == "learned_from_failures" else "text")
-        record.update({key: item, "source": "manual"})
+        record.update({_PLAIN_KEY[section(section_name).kind]: item, "source": "manual"})
     else:
         record.update(item.model_dump(mode="json"))
         if isinstance(item, FailureEntry) and not item.solution:

@@ -1,50 +1,13 @@
-"""Domain and section names. A domain name becomes a file name, so it must be boring."""
+"""Checking domain and section names. A domain name becomes a file name, so it must be boring."""
 
 from __future__ import annotations
 
 import re
 
 from expertise_kit.errors import UserError
+from expertise_kit.vocab import SECTION_ALIASES, section_names
 
-__all__ = [
-    "DEFAULT_DOMAINS",
-    "ENTRY_SECTIONS",
-    "TEXT_SECTIONS",
-    "SECTION_KEYS",
-    "validate_domain_name",
-    "normalise_section",
-]
-
-DEFAULT_DOMAINS: tuple[str, ...] = (
-    "database",
-    "api",
-    "frontend",
-    "testing",
-    "security",
-    "deployment",
-    "general",
-)
-
-# Sections whose items are plain text (or a mapping with a `text` key).
-TEXT_SECTIONS: tuple[str, ...] = (
-    "patterns",
-    "best_practices",
-    "effective_patterns",
-    "successful_techniques",
-)
-ENTRY_SECTIONS: tuple[str, ...] = ("core_files", *TEXT_SECTIONS, "learned_from_failures")
-# Key order of a freshly created file: the spec's order.
-SECTION_KEYS: tuple[str, ...] = (
-    "domain",
-    "overview",
-    "core_files",
-    "patterns",
-    "best_practices",
-    "learned_from_failures",
-    "effective_patterns",
-    "successful_techniques",
-    "last_validated",
-)
+__all__ = ["validate_domain_name", "normalise_section"]
 
 _DOMAIN_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 # Device names Windows refuses as file names, with or without an extension.
@@ -67,16 +30,10 @@ def validate_domain_name(name: str, *, source: str | None = None) -> str:
     return name
 
 
-_SECTION_ALIASES = {"failures": "learned_from_failures", "files": "core_files"}
-
-
 def normalise_section(name: str) -> str:
     """Accept ``best-practices``, ``Best_Practices`` and the short ``failures`` and ``files``."""
     key = name.strip().lower().replace("-", "_")
-    key = _SECTION_ALIASES.get(key, key)
-    if key not in ENTRY_SECTIONS:
-        raise UserError(
-            f"unknown section {name!r}",
-            hint="use one of " + ", ".join(ENTRY_SECTIONS),
-        )
+    key = SECTION_ALIASES.get(key, key)
+    if key not in section_names():
+        raise UserError(f"unknown section {name!r}", hint="use one of " + ", ".join(section_names()))
     return key

@@ -10,13 +10,14 @@ from pydantic import ValidationError
 
 from expertise_kit.config import Config
 from expertise_kit.document.atomic import write_atomic
-from expertise_kit.document.entries import is_learned, item_last_seen, item_record
-from expertise_kit.document.names import ENTRY_SECTIONS
+from expertise_kit.document.domainfile import load_domain_file
+from expertise_kit.document.entries import is_learned, item_last_seen, item_record, parse_item
 from expertise_kit.errors import UserError
 from expertise_kit.fast.cache import CACHE_VERSION, cache_path, domain_cache_path, signature, signatures_for
 from expertise_kit.fast.classify import tokens
 from expertise_kit.fast.render import prepare_entry
-from expertise_kit.store import Store, parse_item
+from expertise_kit.project import Project
+from expertise_kit.vocab import section_names
 
 __all__ = ["domain_payload", "update_cache", "rebuild_cache"]
 
@@ -39,7 +40,7 @@ def domain_payload(plain: dict[str, Any]) -> dict[str, Any]:
     """A domain's overview, its entries ready to render, and postings (word -> entry positions)."""
     entries: list[dict[str, Any]] = []
     postings: dict[str, list[int]] = {}
-    for section in ENTRY_SECTIONS:
+    for section in section_names():
         for raw in plain.get(section) or []:
             entry = _entry(section, raw)
             if entry is None:
@@ -77,17 +78,17 @@ def _write(expertise_dir: Path, data: dict[str, Any]) -> None:
     _dump(Path(cache_path(expertise_dir)), index)
 
 
-def update_cache(store: Store, changed: dict[str, dict[str, Any]]) -> None:
+def update_cache(project: Project, config: Config, changed: dict[str, dict[str, Any]]) -> None:
     """After a write: refresh the changed domains. Call inside the write lock, after the files are written."""
-    directory = store.project.expertise_dir
+    directory = project.expertise_dir
     try:
         index = marshal.loads(Path(cache_path(directory)).read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
         index = {}
     if not isinstance(index, dict):
         index = {}
-    if index.get("version") != CACHE_VERSION or index.get("config") != _config_payload(store.config):
-        rebuild_cache(store)
+    if index.get("version") != CACHE_VERSION or index.get("config") != _config_payload(config):
+        rebuild_cache(project, config)
         return
     for name, plain in changed.items():
         payload = domain_payload(plain)
@@ -102,19 +103,19 @@ def update_cache(store: Store, changed: dict[str, dict[str, Any]]) -> None:
     _dump(Path(cache_path(directory)), index)
 
 
-def rebuild_cache(store: Store) -> dict[str, Any]:
+def rebuild_cache(project: Project, config: Config) -> dict[str, Any]:
     """Parse every domain file and write the cache from scratch. A file that fails is left out."""
-    directory = store.project.expertise_dir
-    names = list(store.config.domain_names)
+    directory = project.expertise_dir
+    names = list(config.domain_names)
     before = signatures_for(directory, names)
     domains: dict[str, Any] = {}
     for name in names:
         try:
-            domains[name] = domain_payload(store.load(name).loaded.plain)
+            domains[name] = domain_payload(load_domain_file(project.domain_path(name), name).loaded.plain)
         except Exception as exc:  # noqa: BLE001 - a broken file must not take the others' expertise away
             message = exc.one_line() if isinstance(exc, UserError) else f"{name}.yaml: {exc}"
             domains[name] = {"overview": "", "entries": [], "error": message}
-    data = {"version": CACHE_VERSION, "config": _config_payload(store.config), "files": before, "domains": domains}
+    data = {"version": CACHE_VERSION, "config": _config_payload(config), "files": before, "domains": domains}
     if signatures_for(directory, names) == before:  # nothing changed under us while we read
         _write(directory, data)
     return data

@@ -6,13 +6,13 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from expertise_kit.config import CONFIG_NAME, CONFIG_TEMPLATE, load_config
-from expertise_kit.document.atomic import ensure_writable, write_atomic, write_lock
+from expertise_kit.config import CONFIG_NAME, CONFIG_TEMPLATE, Config, load_config
 from expertise_kit.document.entries import SCHEMA_FILE_NAME, json_schema
 from expertise_kit.errors import UserError
 from expertise_kit.project import Project
-from expertise_kit.versioning.commit import CommitOutcome, Revision, commit_revision
-from expertise_kit.vocab import OVERVIEWS
+from expertise_kit.store import Store
+from expertise_kit.versioning.commit import CommitOutcome
+from expertise_kit.vocab import OVERVIEWS, section_names
 
 __all__ = ["InitResult", "initialise", "domain_template", "SCHEMA_HEADER", "GITIGNORE"]
 
@@ -28,12 +28,7 @@ def domain_template(domain: str, overview: str = "") -> str:
         + "# Edit it by hand as you like; comments, order and formatting are kept.\n"
         + f"domain: {domain}\n"
         + f"overview: {json.dumps(summary, ensure_ascii=False)}\n"
-        + "core_files: []\n"
-        + "patterns: []\n"
-        + "best_practices: []\n"
-        + "learned_from_failures: []\n"
-        + "effective_patterns: []\n"
-        + "successful_techniques: []\n"
+        + "".join(f"{name}: []\n" for name in section_names())
         + "last_validated: null\n"
     )
 
@@ -61,49 +56,34 @@ def initialise(project: Project) -> InitResult:
         except OSError as exc:
             raise UserError(f"cannot create it: {exc.strerror}", path=directory, hint="check permissions") from None
         result.created.append(directory)
-    ensure_writable(directory)
-    with write_lock(project.lock_path):
-        _write_new(directory / ".gitignore", GITIGNORE, result)
-        _write_new(directory / CONFIG_NAME, CONFIG_TEMPLATE, result)
-        config = load_config(directory)
-        schema_path = directory / SCHEMA_FILE_NAME
-        wanted = schema_text()
-        if not schema_path.exists():
-            _write_new(schema_path, wanted, result)
-        elif schema_path.read_text(encoding="utf-8", errors="replace") != wanted:
-            # Ours, generated: keep it in step with the installed version.
-            write_atomic(schema_path, wanted.encode())
-            result.updated.append(schema_path)
+    config = load_config(directory) if (directory / CONFIG_NAME).exists() else Config.default()
+    store = Store(project, config)
+    with store.transaction("manual") as tx:
+        wanted: list[tuple[Path, str, str | None]] = [
+            (directory / ".gitignore", GITIGNORE, None),
+            (directory / CONFIG_NAME, CONFIG_TEMPLATE, None),
+            (directory / SCHEMA_FILE_NAME, schema_text(), None),
+        ]
+        wanted += [
+            (directory / f"{name}.yaml", domain_template(name, rules.description), name)
+            for name, rules in config.domains.items()
+        ]
         new_domains = []
-        for name, rules in config.domains.items():
-            path = directory / f"{name}.yaml"
+        for path, text, domain in wanted:
             if not path.exists() and not path.is_symlink():
-                _write_new(path, domain_template(name, rules.description), result)
-                new_domains.append(name)
-        files = [p for p in [*result.created, *result.updated] if p.is_file()]
-        if files:
+                tx.create(path, text, domain=domain)
+                result.created.append(path)
+                new_domains += [domain] if domain else []
+            elif path.name == SCHEMA_FILE_NAME and path.read_text(encoding="utf-8", errors="replace") != text:
+                # Ours, generated: keep it in step with the installed version.
+                tx.create(path, text)
+                result.updated.append(path)
+        if not tx.empty:
             count = len(new_domains)
             subject = (
                 f"expertise: set up .expertise/ with {count} domain{'s' if count != 1 else ''}"
                 if (directory / CONFIG_NAME) in result.created
                 else f"expertise: add files for {', '.join(new_domains) or 'the schema'}"
             )
-            revision = Revision(
-                domains=new_domains,
-                change="manual",
-                subject=subject,
-                paths=[p.relative_to(project.root).as_posix() for p in files],
-            )
-            result.commit = commit_revision(project, revision)
-        if files:
-            from expertise_kit.store import Store
-
-            Store(project, config).refresh_cache()
+            result.commit = tx.commit(subject)
     return result
-
-
-def _write_new(path: Path, text: str, result: InitResult) -> None:
-    if path.exists() or path.is_symlink():
-        return
-    write_atomic(path, text.encode("utf-8"))
-    result.created.append(path)

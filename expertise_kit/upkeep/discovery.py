@@ -13,6 +13,7 @@ from typing import Any
 
 from expertise_kit import clock
 from expertise_kit.clock import iso
+from expertise_kit.document.entries import item_text
 from expertise_kit.document.ids import normalise_path
 from expertise_kit.fast.classify import path_matches
 from expertise_kit.store import Store, WriteResult
@@ -88,7 +89,7 @@ def improve_domain(store: Store, domain: str, *, limit: int = DEFAULT_LIMIT, dry
     if not rules:
         return report
     doc = store.load(domain)
-    present = {normalise_path(item if isinstance(item, str) else item.path) for item in doc.model.core_files}
+    present = {normalise_path(item_text(item)) for item in doc.model.items("core_files")}
     index = code_index(store, since=None)
     candidates = []
     for path in sorted(index.files):

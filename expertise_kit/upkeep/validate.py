@@ -5,22 +5,22 @@ that is gone marked stale, failures past retention pruned. One ``validated`` com
 from __future__ import annotations
 
 import re
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from expertise_kit import clock
 from expertise_kit.clock import iso
-from expertise_kit.document.atomic import write_atomic
+from expertise_kit.document.domainfile import DomainDoc
 from expertise_kit.document.entries import FailureEntry, FileEntry, Item, is_learned, item_id, item_last_seen, item_text
 from expertise_kit.document.ids import normalise_path
-from expertise_kit.document.names import ENTRY_SECTIONS
-from expertise_kit.document.splice import Edit, Remove, Replace, SetKey, apply_edits, expected_plain
+from expertise_kit.document.splice import Edit, Remove, Replace, SetKey
 from expertise_kit.errors import UserError
-from expertise_kit.store import DomainDoc, Store, describe_entry
-from expertise_kit.versioning.commit import CommitOutcome, Revision, commit_revision
+from expertise_kit.store import Store, describe_entry
+from expertise_kit.store.transaction import Transaction
+from expertise_kit.versioning.commit import CommitOutcome
 from expertise_kit.versioning.git import open_repo, run_git
+from expertise_kit.vocab import FAILURES, FILES, section, section_names
 
 __all__ = ["ValidationReport", "validate_domain", "validate_domains", "code_index", "CodeIndex"]
 
@@ -187,41 +187,42 @@ def plan_validation(
         for s in _SYMBOL_MENTION.findall(text)
     }
     present = _symbols_present(store, candidates)
-    for section in ENTRY_SECTIONS:
-        for index_in_section, item in enumerate(getattr(doc.model, section)):
-            raw = raws[section][index_in_section]
-            entry = item_id(section, item)
-            if section == "core_files":
-                path = item if isinstance(item, str) else item.path
+    for section_name in section_names():
+        kind = section(section_name).kind
+        for index_in_section, item in enumerate(doc.model.items(section_name)):
+            raw = raws[section_name][index_in_section]
+            entry = item_id(section_name, item)
+            if kind == FILES:
+                path = item_text(item)
                 if index.exists(path):
                     continue
                 moved = index.follow(path)
                 if moved is not None:
                     new_raw: Any = moved[0] if isinstance(raw, str) else {**raw, "path": moved[0]}
-                    edits.append(Replace(section, index_in_section, new_raw))
+                    edits.append(Replace(section_name, index_in_section, new_raw))
                     report.renamed.append({"from": path, "to": moved[0], "commit": moved[1]})
                 else:
-                    edits.append(Remove(section, index_in_section))
+                    edits.append(Remove(section_name, index_in_section))
                     report.removed.append(path)
-                    report.removed_lines.append(describe_entry(entry, section, path) + " (deleted)")
+                    report.removed_lines.append(describe_entry(entry, section_name, path) + " (deleted)")
                 continue
-            if section == "learned_from_failures" and is_learned(item):
+            if kind == FAILURES and is_learned(item):
                 seen = item_last_seen(item)
                 if seen is not None and seen < cutoff:
-                    edits.append(Remove(section, index_in_section))
-                    report.pruned_failures.append(describe_entry(entry, section, item_text(item)))
+                    edits.append(Remove(section_name, index_in_section))
+                    report.pruned_failures.append(describe_entry(entry, section_name, item_text(item)))
                     continue
             missing = _missing_mentions(_mentions(item), index, present)
             was_stale = not isinstance(item, str) and item.stale
             if missing and not was_stale:
                 marked = {"text": raw, "stale": True} if isinstance(raw, str) else {**raw, "stale": True}
-                edits.append(Replace(section, index_in_section, marked))
+                edits.append(Replace(section_name, index_in_section, marked))
             elif not missing and was_stale:
                 cleaned = {k: v for k, v in raw.items() if k != "stale"}
-                edits.append(Replace(section, index_in_section, cleaned))
+                edits.append(Replace(section_name, index_in_section, cleaned))
                 report.unstaled.append(entry)
             if missing:
-                report.stale.append({"id": entry, "section": section, "missing": missing, "new": not was_stale})
+                report.stale.append({"id": entry, "section": section_name, "missing": missing, "new": not was_stale})
     return edits, report
 
 
@@ -235,12 +236,12 @@ def validate_domains(
     """
     reports: list[ValidationReport] = []
     failures: list[UserError] = []
-    with store.locked() if not check else nullcontext():
+    with store.transaction("validated", dry_run=check) as tx:
         moment = iso(clock.now())
-        written: list[tuple[DomainDoc, list[Edit], ValidationReport]] = []
+        written: list[ValidationReport] = []
         for domain in domains:
             try:
-                doc = store.load(domain)
+                doc = tx.load(domain)
             except UserError as exc:
                 failures.append(exc)
                 continue
@@ -253,42 +254,35 @@ def validate_domains(
                 continue
             edits.append(SetKey("last_validated", moment))
             report.last_validated = moment
-            text = apply_edits(doc.loaded, edits)
-            if text != doc.loaded.text:
-                write_atomic(doc.path, text.encode("utf-8"))
-                written.append((doc, edits, report))
+            before = len(tx.planned)
+            tx.edit(doc, edits)
+            if len(tx.planned) > before:
+                written.append(report)
         if written:
-            outcome = commit_revision(store.project, _revision(store, written))
-            for _, _, report in written:
+            outcome = tx.commit(_describe(tx, written))
+            for report in written:
                 report.commit = outcome
-            store.refresh_cache({doc.name: expected_plain(doc.loaded, edits) for doc, edits, _ in written})
     return reports, failures
 
 
-def _revision(store: Store, written: list[tuple[DomainDoc, list[Edit], ValidationReport]]) -> Revision:
-    notes: list[str] = []
-    removed: list[str] = []
-    for doc, _, report in written:
-        notes += [
-            f"~ {doc.name} core_files: {r['from']} -> {r['to']} (renamed"
+def _describe(tx: Transaction, written: list[ValidationReport]) -> str:
+    """The revision's subject; its notes and removed lines go on the transaction."""
+    for report in written:
+        tx.notes += [
+            f"~ {report.domain} core_files: {r['from']} -> {r['to']} (renamed"
             + (f" in {r['commit'][:12]})" if r["commit"] else ")")
             for r in report.renamed
         ]
-        notes += [
-            f"! {doc.name} stale: {s['id']} {s['section']} mentions {', '.join(s['missing'][:3])}" for s in report.stale
+        tx.notes += [
+            f"! {report.domain} stale: {s['id']} {s['section']} mentions {', '.join(s['missing'][:3])}"
+            for s in report.stale
         ]
-        removed += report.removed_lines + [line + " (past retention)" for line in report.pruned_failures]
-    problems = sum(report.problems for _, _, report in written)
-    names = [doc.name for doc, _, _ in written]
+        tx.removed += report.removed_lines + [line + " (past retention)" for line in report.pruned_failures]
+    problems = sum(report.problems for report in written)
+    names = [report.domain for report in written]
     scope = names[0] if len(names) == 1 else ",".join(names) if len(names) <= 3 else f"{len(names)} domains"
-    return Revision(
-        domains=names,
-        change="validated",
-        subject=f"expertise({scope}): validate against the code"
-        + (f" ({problems} correction{'s' if problems != 1 else ''})" if problems else ""),
-        paths=[store.relative(doc.path) for doc, _, _ in written],
-        removed=removed,
-        notes=notes,
+    return f"expertise({scope}): validate against the code" + (
+        f" ({problems} correction{'s' if problems != 1 else ''})" if problems else ""
     )
 
 

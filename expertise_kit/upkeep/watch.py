@@ -22,10 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from expertise_kit.document.entries import item_text
+from expertise_kit.document.ids import normalise_path
 from expertise_kit.errors import UserError
 from expertise_kit.project import Project
 from expertise_kit.store import Store
+from expertise_kit.upkeep.validate import validate_domains
 from expertise_kit.versioning.busy import head_sha
+from expertise_kit.versioning.commit import pending_revisions
+from expertise_kit.versioning.git import open_repo
+from expertise_kit.versioning.log import read_file_at
 
 __all__ = ["Watcher", "run_watch", "IGNORED_PARTS"]
 
@@ -127,53 +133,34 @@ class Watcher:
 
     def process(self, batch: _Batch) -> None:
         store = Store(self.project)
-        # A branch switch rewrites .git/HEAD; a commit on the same branch does not.
-        checkout = batch.head is not None and self._head_ref() != batch.head
+        # A branch switch rewrites .git/HEAD; a commit on the same branch does not. An edit carried across a
+        # checkout belongs to the branch it was made on: committing it on the new one would move it there.
+        if batch.head is not None and self._head_ref() != batch.head:
+            if batch.expertise or batch.moved or batch.deleted:
+                self.say("HEAD moved (a checkout or similar): changes in this burst are not committed")
+            return
         for domain in sorted(batch.expertise):
             if domain in store.config.domains:
                 self._hand_edit(store, domain)
-        if checkout:
-            if batch.moved or batch.deleted:
-                self.say("HEAD moved (a checkout or similar): code moves in this burst are not applied")
-            return
         if batch.moved or batch.deleted:
             self._code_moves(store, batch)
 
     def _hand_edit(self, store: Store, domain: str) -> None:
-        from expertise_kit.versioning.commit import Revision, commit_revision, pending_revisions
-        from expertise_kit.versioning.git import open_repo
-        from expertise_kit.versioning.log import read_file_at
-
         path = self.expertise_dir / f"{domain}.yaml"
+        git = self.project.git
         try:
-            with store.locked():
-                doc = store.load(domain)  # invalid: a UserError, and nothing else happens
-                if self.project.git is None:
+            with store.transaction("manual", by_hand=True) as tx:
+                doc = tx.load(domain)  # invalid: a UserError, and nothing else happens
+                if git is None:
                     return
-                relative = store.relative(doc.path)
-                with open_repo(self.project.git.toplevel) as repo:
-                    committed = (
-                        read_file_at(
-                            repo,
-                            "HEAD",
-                            (self.project.root / relative).relative_to(self.project.git.toplevel).as_posix(),
-                        )
-                        if head_sha(self.project.git)
-                        else None
-                    )
-                if committed == doc.loaded.text or any(relative in p.paths for p in pending_revisions(self.project)):
+                relative = doc.path.resolve().relative_to(git.toplevel).as_posix()
+                with open_repo(git.toplevel) as repo:
+                    committed = read_file_at(repo, "HEAD", relative) if head_sha(git) else None
+                mine = store.relative(doc.path)
+                if committed == doc.loaded.text or any(mine in p.paths for p in pending_revisions(self.project)):
                     return  # our own write, already committed (or waiting to be)
-                outcome = commit_revision(
-                    self.project,
-                    Revision(
-                        domains=[domain],
-                        change="manual",
-                        subject=f"expertise({domain}): edit by hand",
-                        paths=[relative],
-                        by_hand=True,
-                    ),
-                )
-                store.refresh_cache({domain: doc.loaded.plain})
+                tx.include(doc)
+                outcome = tx.commit(f"expertise({domain}): edit by hand")
                 self.revisions += 1
                 self.say(f"{domain}: hand edit " + _outcome(outcome))
         except UserError as exc:
@@ -182,9 +169,6 @@ class Watcher:
 
     def _code_moves(self, store: Store, batch: _Batch) -> None:
         """Validate, as `expertise validate` would, the domains whose core files moved or went."""
-        from expertise_kit.document.ids import normalise_path
-        from expertise_kit.upkeep.validate import validate_domains
-
         moves = {
             normalise_path(src): normalise_path(dest)
             for src, dest in batch.moved
@@ -195,10 +179,10 @@ class Watcher:
         affected = []
         for domain in store.config.domain_names:
             try:
-                files = store.load(domain).model.core_files
+                files = store.load(domain).model.items("core_files")
             except UserError:
                 continue
-            if any(normalise_path(f if isinstance(f, str) else f.path) in touched for f in files):
+            if any(normalise_path(item_text(f)) in touched for f in files):
                 affected.append(domain)
         if not affected:
             return

@@ -9,6 +9,7 @@ commits it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -30,6 +31,8 @@ __all__ = [
     "commit_revision",
     "sync_pending",
     "pending_revisions",
+    "record_pending",
+    "trailer_value",
     "TRAILER_PREFIX",
 ]
 
@@ -58,6 +61,10 @@ class Revision:
     by_hand: bool = False  # a human's own edit: authored by them, not by expertise_kit
     time: str = ""
     reason: str = ""  # why it was deferred, when it was
+    # Blob id of the bytes written to each path, and where git pointed then (``objects.git_motion``): a
+    # later write tells a change git made to the file (a stash, an aborted rebase) from a person's edit.
+    written: dict[str, str] = field(default_factory=dict)
+    motion: str = ""
 
     def __post_init__(self) -> None:
         if self.change not in CHANGE_TYPES:
@@ -94,7 +101,7 @@ def pending_revisions(project: Project) -> list[Revision]:
     return sorted(revisions, key=lambda r: r.time)
 
 
-def _record_pending(project: Project, revision: Revision, reason: str) -> None:
+def record_pending(project: Project, revision: Revision, reason: str) -> None:
     revision.time = revision.time or iso(clock.now())
     revision.reason = reason
     target = _pending_files(project)[0]
@@ -110,6 +117,19 @@ def _clear_pending(project: Project) -> None:
 
 def _ids(lines: list[str]) -> list[str]:
     return [line.split(" ", 1)[0] for line in lines]
+
+
+_TRAILER_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
+
+
+def trailer_value(value: str) -> str:
+    """A value that can only ever be one trailer: ids as they are, anything else as a short digest.
+
+    Session ids come from transcripts, which anyone can write; a newline in one would forge trailers.
+    """
+    if value and len(value) <= 128 and set(value) <= _TRAILER_SAFE:
+        return value
+    return "sha-" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _message(revision: Revision, pending: list[Revision]) -> str:
@@ -130,10 +150,10 @@ def _message(revision: Revision, pending: list[Revision]) -> str:
     everything = [revision, *pending]
     trailers: list[str] = []
     for domain in dict.fromkeys(d for r in everything for d in r.domains):
-        trailers.append(f"{TRAILER_PREFIX}Domain: {domain}")
+        trailers.append(f"{TRAILER_PREFIX}Domain: {trailer_value(domain)}")
     for change in dict.fromkeys(r.change for r in everything):
         trailers.append(f"{TRAILER_PREFIX}Change: {change}")
-    for session in dict.fromkeys(s for r in everything for s in r.sessions):
+    for session in dict.fromkeys(trailer_value(str(s)) for r in everything for s in r.sessions):
         trailers.append(f"{TRAILER_PREFIX}Session: {session}")
     added = list(dict.fromkeys(i for r in everything for i in _ids(r.added)))
     removed = list(dict.fromkeys(i for r in everything for i in _ids(r.removed)))
@@ -199,14 +219,14 @@ def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
     Call while holding the write lock.
     """
     if project.git is None:
-        _record_pending(project, revision, "not a git repository")
+        record_pending(project, revision, "not a git repository")
         return CommitOutcome(
             deferred="not a git repository",
             hint="run `git init` and then `expertise history --sync` to version it",
         )
     reason = busy_reason(project.git)
     if reason is not None:
-        _record_pending(project, revision, reason)
+        record_pending(project, revision, reason)
         return CommitOutcome(
             deferred=reason, hint="it will be committed by the next change or `expertise history --sync`"
         )
@@ -214,7 +234,7 @@ def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
     try:
         sha = _commit(project, revision, pending)
     except GitError as exc:
-        _record_pending(project, revision, exc.stderr.strip().splitlines()[0] if exc.stderr.strip() else str(exc))
+        record_pending(project, revision, exc.stderr.strip().splitlines()[0] if exc.stderr.strip() else str(exc))
         return CommitOutcome(deferred=str(exc), hint="fix that, then run `expertise history --sync`")
     except Exception as exc:
         # No git executable: GitPython fails to load (ImportError, our UserError) or to spawn git
@@ -222,7 +242,7 @@ def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
         if not isinstance(exc, (ImportError, OSError, UserError)) and not type(exc).__module__.startswith("git"):
             raise
         reason = "git is not available"
-        _record_pending(project, revision, reason)
+        record_pending(project, revision, reason)
         return CommitOutcome(deferred=reason, hint="install git, then run `expertise history --sync`")
     _clear_pending(project)
     return CommitOutcome(sha=sha or None, synced=len(pending))

@@ -8,10 +8,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from expertise_kit.document.entries import item_id, item_text
-from expertise_kit.document.names import ENTRY_SECTIONS
+from expertise_kit.document.entries import item_id, item_text, parse_item
 from expertise_kit.document.yamlio import parse_yaml_text
-from expertise_kit.store import parse_item
+from expertise_kit.vocab import section_names
 
 __all__ = ["EntryChange", "FileDiff", "diff_versions", "entry_map", "parse_version", "summarise"]
 
@@ -56,7 +55,7 @@ def parse_version(text: str | None, label: str) -> dict[str, Any] | None:
 def entry_map(plain: dict[str, Any] | None) -> dict[tuple[str, str], Any]:
     """``(section, id) -> raw item``, in file order. Items that don't validate get a positional key."""
     result: dict[tuple[str, str], Any] = {}
-    for section in ENTRY_SECTIONS:
+    for section in section_names():
         for index, raw in enumerate((plain or {}).get(section) or []):
             try:
                 key = item_id(section, parse_item(section, raw))
@@ -77,8 +76,8 @@ def diff_versions(path: str, before: dict[str, Any] | None, after: dict[str, Any
     for (section, entry), raw in old.items():
         if (section, entry) not in new:
             diff.changes.append(EntryChange("removed", section, entry, raw, None))
-    scalars_before = {k: v for k, v in (before or {}).items() if k not in ENTRY_SECTIONS}
-    scalars_after = {k: v for k, v in (after or {}).items() if k not in ENTRY_SECTIONS}
+    scalars_before = {k: v for k, v in (before or {}).items() if k not in section_names()}
+    scalars_after = {k: v for k, v in (after or {}).items() if k not in section_names()}
     for key in dict.fromkeys([*scalars_before, *scalars_after]):
         if scalars_before.get(key) != scalars_after.get(key) and not (diff.created or diff.deleted):
             diff.keys[key] = (scalars_before.get(key), scalars_after.get(key))

@@ -9,15 +9,12 @@ it changed, and refuses only when one of those entries has itself changed since.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from expertise_kit.document.atomic import write_atomic
-from expertise_kit.document.splice import Append, DeleteKey, Edit, Remove, Replace, SetKey, apply_edits
-from expertise_kit.document.yamlio import load_yaml_file
+from expertise_kit.document.splice import Append, DeleteKey, Edit, Remove, Replace, SetKey
 from expertise_kit.errors import UserError
 from expertise_kit.store import Store, describe_entry
-from expertise_kit.versioning.commit import CommitOutcome, Revision, commit_revision
+from expertise_kit.versioning.commit import CommitOutcome
 from expertise_kit.versioning.entrydiff import FileDiff, entry_map
 from expertise_kit.versioning.git import open_repo
 from expertise_kit.versioning.revspec import resolve, revision_diffs
@@ -92,17 +89,16 @@ def revert_revision(store: Store, rev: str) -> RevertResult:
     project = store.project
     if project.git is None:
         raise UserError("not a git repository, so there is nothing to revert", hint="run `git init`")
-    with store.locked(), open_repo(project.git.toplevel) as repo:
+    with store.transaction("reverted") as tx, open_repo(project.git.toplevel) as repo:
         target = resolve(project, repo, rev)
         short = target.sha[:12]
         diffs = revision_diffs(project, repo, target.parent, target.sha)
         if not diffs:
             raise UserError(f"revision {short} changed no domain file", hint="see `expertise history`")
-        planned: list[tuple[str, str, str]] = []  # (absolute path, new text, domain)
         result = RevertResult(target.sha, target.subject)
+        domains: list[str] = []
         for diff in diffs:
-            disk = project.git.toplevel / diff.path
-            domain = disk.stem
+            domain = (project.git.toplevel / diff.path).stem
             if diff.created:
                 raise UserError(
                     f"cannot revert {short}: it created this file",
@@ -113,29 +109,20 @@ def revert_revision(store: Store, rev: str) -> RevertResult:
                 raise UserError(
                     f"cannot revert {short}: it deleted this file", path=diff.path, hint="restore it with git"
                 )
-            loaded = load_yaml_file(store.path_for(domain))
-            edits, added, removed = _inverse_edits(short, diff, loaded.plain)
+            doc = tx.load(domain)
+            edits, added, removed = _inverse_edits(short, diff, doc.loaded.plain)
             if not edits:
                 continue
-            planned.append((str(loaded.path), apply_edits(loaded, edits), domain))
+            # Planned only: a clash found in a later file raises before anything is written.
+            tx.edit(doc, edits)
+            domains.append(domain)
             result.files.append(diff.path)
             result.added += added
             result.removed += removed
-        if not planned:
+        if not domains:
             raise UserError(f"revision {short} is already undone", hint="nothing to do")
-        # Every file is computed before any is written: a clash in the last file changes nothing.
-        for path, text, _ in planned:
-            write_atomic(Path(path), text.encode("utf-8"))
-        domains = [domain for _, _, domain in planned]
-        revision = Revision(
-            domains=domains,
-            change="reverted",
-            subject=f'expertise({",".join(domains)}): revert {target.sha[:7]} "{target.subject}"',
-            paths=[store.relative(Path(p)) for p, _, _ in planned],
-            added=result.added,
-            removed=result.removed,
-            reverts=target.sha,
-        )
-        result.commit = commit_revision(project, revision)
-        store.refresh_cache()
+        tx.added += result.added
+        tx.removed += result.removed
+        tx.reverts = target.sha
+        result.commit = tx.commit(f'expertise({",".join(domains)}): revert {target.sha[:7]} "{target.subject}"')
         return result

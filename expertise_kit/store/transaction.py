@@ -1,0 +1,312 @@
+"""The one write transaction. Every writer goes through it; nothing else writes or commits a domain file.
+
+Inside the write lock: load → edit → line cap → verify → atomic write → commit → check that the blob
+each commit holds is the bytes written → render cache. A file is never written unless the whole edit
+verified, so a failure anywhere before the write changes nothing. After the commit, a path whose
+committed blob is not what was written (``git stash`` ran between our write and our commit, say) is
+recorded as pending, its entries are restored, and the commit is retried; a revision is reported as
+committed only when HEAD holds it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from expertise_kit.document.atomic import write_atomic
+from expertise_kit.document.cap import CapResult, fit_to_cap
+from expertise_kit.document.domainfile import DomainDoc
+from expertise_kit.document.entries import item_id, parse_item
+from expertise_kit.document.splice import Append, Edit, expected_plain
+from expertise_kit.errors import UserError
+from expertise_kit.versioning.busy import busy_reason, head_sha
+from expertise_kit.versioning.commit import (
+    CommitOutcome,
+    Revision,
+    commit_revision,
+    pending_revisions,
+    record_pending,
+)
+from expertise_kit.versioning.git import open_repo, run_git
+from expertise_kit.versioning.objects import UNKNOWN, blob_id, committed_blob, git_motion
+
+if TYPE_CHECKING:
+    from expertise_kit.store import Store
+
+__all__ = ["Transaction", "Planned", "describe_entry", "restore_pending_entries"]
+
+_RECOVERY_ATTEMPTS = 3
+
+
+def describe_entry(entry_id: str, section: str, text: str) -> str:
+    """One line of a commit body: `<id> <section>: <text>`, cut to stay readable."""
+    flat = " ".join(text.split())
+    return f"{entry_id} {section}: {flat[:100]}{'...' if len(flat) > 100 else ''}"
+
+
+@dataclass
+class Planned:
+    """One file this transaction will write."""
+
+    path: Path
+    data: bytes
+    domain: str | None = None  # None: not a domain file (config, schema, .gitignore)
+    plain: dict[str, Any] | None = None  # the domain file's data after the write, for the render cache
+    appended: list[dict[str, Any]] = field(default_factory=list)  # raw entries added, to restore if lost
+    write: bool = True  # False: the file is already on disk as it should be (a hand edit to commit)
+
+
+@dataclass
+class Transaction:
+    """Collects the edits of one revision; ``commit`` writes and commits them. Open with ``Store.transaction``."""
+
+    store: Store
+    change: str
+    sessions: list[str] = field(default_factory=list)
+    by_hand: bool = False
+    commit_changes: bool = True  # False: write only (a merge driver; git makes the commit)
+    planned: dict[Path, Planned] = field(default_factory=dict)
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    reverts: str | None = None
+    config_changed: bool = False
+    dry_run: bool = False
+
+    # -- planning -------------------------------------------------------------------------------
+
+    def load(self, domain: str) -> DomainDoc:
+        return self.store.load(domain)
+
+    def edit(self, doc: DomainDoc, edits: list[Edit], *, described: dict[str, str] | None = None) -> CapResult:
+        """Plan ``edits`` to ``doc``, pruned to the line cap; ``described``: id -> commit line of new entries.
+
+        Entries pruned by the cap are reported as removed (or, when added in this very write, not at all).
+        """
+        if doc.path in self.planned:
+            raise RuntimeError(f"{doc.path} is edited twice in one transaction")
+        capped = fit_to_cap(doc.loaded, doc.model, edits, self.store.config.line_cap)
+        described = described or {}
+        pruned = {p.id for p in capped.pruned}
+        self.added += [line for entry, line in described.items() if entry not in pruned]
+        self.removed += [
+            describe_entry(p.id, p.section, p.text) + " (pruned: line cap)"
+            for p in capped.pruned
+            if p.id not in described
+        ]
+        if capped.text != doc.loaded.text:
+            appended = [
+                {"domain": doc.name, "section": e.section, "item": e.item}
+                for e in capped.edits
+                if isinstance(e, Append)
+            ]
+            self.planned[doc.path] = Planned(
+                doc.path,
+                capped.text.encode("utf-8"),
+                doc.name,
+                expected_plain(doc.loaded, capped.edits),
+                appended,
+            )
+        return capped
+
+    def create(self, path: Path, text: str, *, domain: str | None = None, plain: dict[str, Any] | None = None) -> None:
+        """Plan a new file (``init``): config, schema, ignore file or a fresh domain file."""
+        self.planned[path] = Planned(path, text.encode("utf-8"), domain, plain)
+        if domain is None:
+            self.config_changed = True
+
+    def include(self, doc: DomainDoc) -> None:
+        """Commit ``doc``'s file as it stands on disk (a hand edit that validated)."""
+        data = doc.loaded.text.encode("utf-8")
+        self.planned[doc.path] = Planned(doc.path, data, doc.name, doc.loaded.plain, write=False)
+
+    @property
+    def empty(self) -> bool:
+        return not self.planned
+
+    # -- committing -----------------------------------------------------------------------------
+
+    def commit(self, subject: str) -> CommitOutcome | None:
+        """Write every planned file and commit them as one revision. None when nothing changed."""
+        if not self.planned or self.dry_run:
+            return None
+        project = self.store.project
+        for planned in self.planned.values():
+            if planned.write:
+                write_atomic(planned.path, planned.data)
+        outcome: CommitOutcome | None = None
+        if self.commit_changes:
+            revision = self._revision(subject)
+            outcome = commit_revision(project, revision)
+            if outcome.sha is not None or outcome.deferred is None:
+                outcome = self._make_sure_committed(revision, outcome)
+        self._refresh_cache()
+        return outcome
+
+    def _revision(self, subject: str) -> Revision:
+        project = self.store.project
+        written = {self.store.relative(p.path): _blob(project, p.data) for p in self.planned.values()}
+        return Revision(
+            domains=list(dict.fromkeys(p.domain for p in self.planned.values() if p.domain)),
+            change=self.change,
+            subject=subject,
+            paths=list(written),
+            sessions=self.sessions,
+            added=self.added,
+            removed=self.removed,
+            notes=self.notes,
+            reverts=self.reverts,
+            entries=[entry for p in self.planned.values() for entry in p.appended],
+            by_hand=self.by_hand,
+            written=written,
+            motion=git_motion(project.git) if project.git is not None else "",
+        )
+
+    def _make_sure_committed(self, revision: Revision, outcome: CommitOutcome) -> CommitOutcome:
+        """A commit that did not take our bytes gets them back on disk and is retried; if it still can't
+        be made, the revision is recorded as pending (never reported as done)."""
+        project = self.store.project
+        git = project.git
+        if git is None:
+            return outcome
+        expected = {p.path: p.data for p in self.planned.values()}
+        sha = outcome.sha
+        if sha is not None and all(_holds(self.store, sha, path, data) for path, data in expected.items()):
+            return outcome
+        for _ in range(_RECOVERY_ATTEMPTS):
+            if busy_reason(git, index_wait=2.0) is not None:
+                break
+            self._put_back(revision)
+            retried = commit_revision(project, revision)
+            if retried.deferred is not None:
+                return retried  # recorded as pending by commit_revision itself
+            if retried.sha is not None and all(
+                (data := _read_bytes(path)) is not None and _holds(self.store, retried.sha, path, data)
+                for path in expected
+            ):
+                return retried
+        reason = "the change did not reach HEAD (a `git stash` or checkout ran while it was being committed)"
+        record_pending(project, revision, reason)
+        return CommitOutcome(deferred=reason, hint="the next change or `expertise history --sync` commits it")
+
+    def _put_back(self, revision: Revision) -> None:
+        """Git took our change off the disk: a file reset to HEAD gets our bytes back; one changed since
+        (a person's edit on top) gets our added entries back."""
+        git = self.store.project.git
+        assert git is not None
+        head = head_sha(git)
+        for planned in self.planned.values():
+            current = _read_bytes(planned.path)
+            if current == planned.data:
+                continue
+            if current is None or (head is not None and _holds(self.store, head, planned.path, current)):
+                write_atomic(planned.path, planned.data)
+        restore_pending_entries(self.store, only=revision)
+
+    def _refresh_cache(self) -> None:
+        changed = {p.domain: p.plain for p in self.planned.values() if p.domain and p.plain is not None}
+        _refresh(self.store, changed, config_changed=self.config_changed)
+
+
+def _blob(project: Any, data: bytes) -> str:
+    like = head_sha(project.git) if project.git is not None else None
+    return blob_id(data, like or "0" * 40)
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _holds(store: Store, sha: str, path: Path, data: bytes) -> bool:
+    """Whether commit ``sha`` holds exactly ``data`` at ``path``."""
+    git = store.project.git
+    assert git is not None
+    relative = path.resolve().relative_to(git.toplevel).as_posix()
+    committed = committed_blob(git, sha, relative)
+    if committed == UNKNOWN:
+        committed = _rev_parse(store, f"{sha}:{relative}")
+    if committed is None:
+        return False
+    if committed == blob_id(data, sha):
+        return True
+    # Clean filters and line-ending conversion make the blob differ from the bytes on disk by design.
+    return committed == _filtered_blob(store, relative, data)
+
+
+def _rev_parse(store: Store, spec: str) -> str | None:
+    git = store.project.git
+    assert git is not None
+    with open_repo(git.toplevel) as repo:
+        result = run_git(repo, ["rev-parse", "--verify", "--quiet", spec], check=False)
+    return (result.stdout.strip() or None) if result.status == 0 else None
+
+
+def _filtered_blob(store: Store, relative: str, data: bytes) -> str | None:
+    git = store.project.git
+    assert git is not None
+    handle, name = tempfile.mkstemp(prefix="expertise-verify-", dir=git.git_dir)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        with open_repo(git.toplevel) as repo:
+            result = run_git(repo, ["hash-object", f"--path={relative}", "--", name], check=False)
+        return (result.stdout.strip() or None) if result.status == 0 else None
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
+def restore_pending_entries(store: Store, *, only: Revision | None = None) -> None:
+    """Put back entries of deferred revisions that git took off the disk before they were committed.
+
+    ``git rebase --abort``, ``git stash`` and ``pull --autostash`` discard uncommitted changes, a learning
+    written meanwhile included. Only a change git made is undone: if git's HEAD, ORIG_HEAD or stash moved
+    since the revision was written, its missing entries come back; if git is where it was, whatever
+    changed the file was a person, and an entry they deleted stays deleted. ``only``: restore just this
+    revision, which the caller knows git took (the commit just made did not hold its bytes).
+    """
+    project = store.project
+    git = project.git
+    if git is None:
+        return
+    pending = [only] if only is not None else pending_revisions(project)
+    if not pending or busy_reason(git, index_wait=0) is not None:
+        return
+    motion = git_motion(git)
+    wanted: dict[str, list[tuple[str, Any]]] = {}
+    for revision in pending:
+        if only is None and revision.motion and revision.motion == motion:
+            continue
+        for entry in revision.entries:
+            wanted.setdefault(entry["domain"], []).append((entry["section"], entry["item"]))
+    for domain, items in wanted.items():
+        try:
+            doc = store.load(domain)
+        except UserError:
+            continue  # a broken or removed file is the user's to fix; the record stays
+        present = doc.ids()
+        missing = [(s, raw) for s, raw in items if item_id(s, parse_item(s, raw)) not in present]
+        if not missing:
+            continue
+        edits: list[Edit] = [Append(section, raw) for section, raw in missing]
+        capped = fit_to_cap(doc.loaded, doc.model, edits, store.config.line_cap)
+        write_atomic(doc.path, capped.text.encode("utf-8"))
+        _refresh(store, {domain: expected_plain(doc.loaded, capped.edits)}, config_changed=False)
+
+
+def _refresh(store: Store, changed: dict[str, dict[str, Any]], *, config_changed: bool) -> None:
+    """Keep the pre-task hook's cache in step. Never fails the write: a stale cache is rebuilt by the hook."""
+    from expertise_kit.store.cachebuild import rebuild_cache, update_cache
+
+    try:
+        if config_changed:
+            rebuild_cache(store.project, store.config)
+        elif changed:
+            update_cache(store.project, store.config, changed)
+    except Exception:  # noqa: BLE001 - the hook validates the cache by file signatures and rebuilds it
+        pass
