@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from expertise_kit import __version__
-from expertise_kit.errors import UserError
+from expertise_kit.errors import Failures, UserError
 
 __all__ = ["cli", "main"]
 
@@ -19,6 +19,10 @@ class _ExpertiseGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except Failures as exc:
+            for line in exc.lines():
+                click.echo(f"expertise: error: {line}", err=True)
+            ctx.exit(1)
         except UserError as exc:
             click.echo(f"expertise: error: {exc.one_line()}", err=True)
             ctx.exit(1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["ExpertiseError", "UserError", "LockTimeout", "NotInitialised", "FileMissing"]
+__all__ = ["ExpertiseError", "UserError", "LockTimeout", "NotInitialised", "FileMissing", "Failures", "CheckFailed"]
 
 
 class ExpertiseError(Exception):
@@ -53,3 +53,20 @@ class NotInitialised(UserError):
 
 class FileMissing(UserError):
     """A file we expected is not there."""
+
+
+class Failures(UserError):
+    """Problems found after a command did what it could with the rest (a listing with unreadable files,
+    transcripts that could not be read): each is its own line, and the exit status is 1."""
+
+    def __init__(self, errors: list[UserError]) -> None:
+        self.errors = list(errors)
+        first = errors[0] if errors else UserError("failed")
+        super().__init__(first.message, path=first.path, line=first.line, hint=first.hint)
+
+    def lines(self) -> list[str]:
+        return [error.one_line() for error in self.errors]
+
+
+class CheckFailed(UserError):
+    """A ``--check`` run found work to do: not a fault of the tool, but CI must see exit status 1."""

@@ -6,6 +6,7 @@ import click
 
 from expertise_kit.commands._output import echo_json
 from expertise_kit.commands._shared import open_store, report_commit
+from expertise_kit.errors import Failures
 
 
 @click.command()
@@ -68,7 +69,5 @@ def learn(ctx: click.Context, transcripts: tuple[Path, ...], fmt: str, as_json: 
             click.echo("nothing to learn")
     for warning in report.warnings:
         click.echo(f"expertise: warning: {warning}", err=True)
-    for error in report.errors:
-        click.echo(f"expertise: error: {error}", err=True)
     if report.errors:
-        ctx.exit(1)
+        raise Failures(report.errors)

@@ -6,7 +6,7 @@ import click
 
 from expertise_kit.commands._output import echo_json
 from expertise_kit.commands._shared import open_store
-from expertise_kit.errors import FileMissing, UserError
+from expertise_kit.errors import Failures, FileMissing, UserError
 
 
 @click.command(name="list")
@@ -55,7 +55,5 @@ def list_domains(ctx: click.Context, as_json: bool) -> None:
             last = row["last_revision"]
             revision = f"{last['commit'][:12]} {last['time'][:10]} {last['subject']}" if last else "-"
             click.echo(f"{row['domain']:<{width}}  {lines:>5}  {entries:>7}  {row['status']:<7}  {revision}")
-    for failure in failures:
-        click.echo(f"expertise: error: {failure.one_line()}", err=True)
     if failures:
-        ctx.exit(1)
+        raise Failures(failures)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import click
 
 from expertise_kit.commands._output import echo_json
+from expertise_kit.errors import CheckFailed, Failures
 
 
 @click.command()
@@ -27,7 +28,6 @@ def validate(ctx: click.Context, domain: str | None, check: bool, as_json: bool)
     reports, errors = validate_domains(store, names, check=check)
     if domain and errors:
         raise errors[0]
-    failures = [exc.one_line() for exc in errors]
     if as_json:
         echo_json([r.as_json() for r in reports])
     else:
@@ -48,7 +48,10 @@ def validate(ctx: click.Context, domain: str | None, check: bool, as_json: bool)
         commits = {r.commit.sha or r.commit.deferred: r.commit for r in reports if r.commit}
         for outcome in commits.values():
             report_commit(outcome)
-    for failure in failures:
-        click.echo(f"expertise: error: {failure}", err=True)
-    if failures or (check and any(r.problems for r in reports)):
-        ctx.exit(1)
+    if errors:
+        raise Failures(errors)
+    needed = sum(r.problems for r in reports)
+    if check and needed:
+        raise CheckFailed(
+            f"{needed} correction{'s' if needed != 1 else ''} needed", hint="run `expertise validate` to make them"
+        )

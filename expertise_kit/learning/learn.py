@@ -21,7 +21,7 @@ class LearnReport:
     sessions: list[dict[str, Any]] = field(default_factory=list)
     domains: dict[str, MergeResult] = field(default_factory=dict)
     rejected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by domain, before merging
-    errors: list[str] = field(default_factory=list)
+    errors: list[UserError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     dry_run: bool = False
 
@@ -41,7 +41,7 @@ class LearnReport:
             "dry_run": self.dry_run,
             "sessions": self.sessions,
             "domains": domains,
-            "errors": self.errors,
+            "errors": [error.one_line() for error in self.errors],
             "warnings": self.warnings,
         }
 
@@ -86,7 +86,7 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
         try:
             session = read_transcript(path, fmt)
         except UserError as exc:
-            report.errors.append(exc.one_line())
+            report.errors.append(exc)
             continue
         seen_files.update(p.resolve() for p in session.files_read)
         report.warnings.extend(session.warnings)

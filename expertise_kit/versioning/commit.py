@@ -235,7 +235,8 @@ def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
         sha = _commit(project, revision, pending)
     except GitError as exc:
         record_pending(project, revision, exc.stderr.strip().splitlines()[0] if exc.stderr.strip() else str(exc))
-        return CommitOutcome(deferred=str(exc), hint="fix that, then run `expertise history --sync`")
+        hint = f"{exc.hint or 'fix that'}, then run `expertise history --sync`"
+        return CommitOutcome(deferred=exc.message, hint=hint)
     except Exception as exc:
         # No git executable: GitPython fails to load (ImportError, our UserError) or to spawn git
         # (its GitCommandNotFound). The file is written; the revision waits for git.

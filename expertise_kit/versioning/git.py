@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from expertise_kit.errors import ExpertiseError, UserError
+from expertise_kit.errors import UserError
 
 if TYPE_CHECKING:
     from git import Repo
@@ -34,14 +34,35 @@ SAFE_CONFIG: tuple[str, ...] = (
 )  # fmt: skip
 
 
-class GitError(ExpertiseError):
-    def __init__(self, argv: Sequence[str], status: int, stdout: str, stderr: str) -> None:
+# Refusals whose fix is the user's, with what to do about them.
+_HINTS: tuple[tuple[str, str], ...] = (
+    ("dubious ownership", "the repository belongs to another user; if you trust it, run "
+     "`git config --global --add safe.directory {path}`"),
+    ("not a git repository", "run it inside a git work tree, or `git init` first"),
+    ("unknown revision", "see `expertise history` for revisions"),
+    ("index.lock", "another git process holds the index; wait for it, or delete the lock if none is running"),
+)  # fmt: skip
+
+
+class GitError(UserError):
+    """git refused or failed: one line with the command and git's own first line of complaint."""
+
+    def __init__(self, argv: Sequence[str], status: int, stdout: str, stderr: str, *, cwd: Path | None = None) -> None:
         self.argv = list(argv)
         self.status = status
         self.stdout = stdout
         self.stderr = stderr
-        first = (stderr.strip().splitlines() or stdout.strip().splitlines() or ["no output"])[0]
-        super().__init__(f"`git {' '.join(argv)}` exited {status}: {first}")
+        lines = [line.strip() for line in (stderr or stdout).splitlines() if line.strip()]
+        first = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[0] if lines else "")
+        text = (stderr + stdout).lower()
+        hint = next((advice for marker, advice in _HINTS if marker in text), None)
+        if hint is not None:
+            hint = hint.replace("{path}", str(cwd) if cwd is not None else "<path>")
+        super().__init__(
+            f"`git {' '.join(argv[:3])}{' ...' if len(argv) > 3 else ''}` exited {status}: {first or 'no output'}",
+            path=cwd,
+            hint=hint,
+        )
 
 
 class GitResult:
@@ -74,7 +95,12 @@ def open_repo(path: Path) -> Iterator[Repo]:
     except ImportError:  # GitPython will not load without a working git executable
         raise UserError("git is not available", hint="install git or put it on PATH") from None
 
-    repo = Repo(path)
+    from git.exc import InvalidGitRepositoryError, NoSuchPathError
+
+    try:
+        repo = Repo(path)
+    except (InvalidGitRepositoryError, NoSuchPathError):
+        raise UserError("not a git repository, or git can't read it", path=path, hint="run it in a work tree") from None
     try:
         yield repo
     finally:
@@ -100,5 +126,5 @@ def run_git(
     )
     result = GitResult(int(status), str(stdout), str(stderr))
     if check and result.status != 0:
-        raise GitError(args, result.status, result.stdout, result.stderr)
+        raise GitError(args, result.status, result.stdout, result.stderr, cwd=Path(str(repo.working_dir)))
     return result

@@ -13,7 +13,7 @@ from typing import Any
 
 from expertise_kit.project import Project
 from expertise_kit.versioning.commit import TRAILER_PREFIX, pending_revisions
-from expertise_kit.versioning.git import open_repo, run_git
+from expertise_kit.versioning.git import GitError, open_repo, run_git
 
 __all__ = ["HistoryRow", "read_history", "read_file_at", "domain_files_in", "pathspec"]
 
@@ -112,8 +112,10 @@ def read_history(project: Project, domain: str | None = None, limit: int | None 
         if not (project.git.git_dir / "HEAD").exists():
             return rows
         result = run_git(repo, [*args, "--", pathspec(project, domain)], check=False)
-        if result.status != 0:  # an unborn branch has no log
-            return rows
+        if result.status != 0:
+            if "does not have any commits" in result.stderr or "bad default revision" in result.stderr:
+                return rows  # an unborn branch has no log yet
+            raise GitError(["log"], result.status, result.stdout, result.stderr, cwd=project.git.toplevel)
         hand_made: list[HistoryRow] = []
         for record in result.stdout.split(_RECORD):
             record = record.strip("\n")
