@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from expertise_kit import __version__
+from expertise_kit.commands import COMMANDS
 from expertise_kit.errors import Failures, UserError
 
 __all__ = ["cli", "main"]
@@ -46,14 +47,8 @@ def cli(ctx: click.Context, directory: Path | None) -> None:
     ctx.obj = (directory or Path.cwd()).resolve()
 
 
-def _register() -> None:
-    from expertise_kit.commands import COMMANDS
-
-    for command in COMMANDS:
-        cli.add_command(command)
-
-
-_register()
+for _command in COMMANDS:
+    cli.add_command(_command)
 
 
 def main() -> None:

@@ -151,7 +151,7 @@ def write_codex(path: Path, *, session_id: str = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e
 
 
 def write_generic(path: Path) -> Path:
-    """The spec's generic log."""
+    """The generic tool-call log."""
     rows = [
         {"session_id": "generic-7", "type": "task", "description": "Harden the login endpoint"},
         {"type": "tool_use", "tool_name": "Read", "input": {"file_path": "api/login.py"}, "id": "1"},

@@ -90,7 +90,7 @@ def test_failures_are_trimmed_before_other_sections(project: Path) -> None:
     assert result.pruned
     assert {p.section for p in result.pruned} == {"learned_from_failures"}
     remaining = [f.issue for f in store.load("database").model.learned_from_failures]
-    assert len(remaining) >= 10  # the spec's floor holds when the cap allows it
+    assert len(remaining) >= 10  # the section's floor holds when the cap allows it
     assert "issue 1" not in remaining and remaining[-1] == "issue 14"
     assert _texts(store, "successful_techniques") == ["technique 1", "technique 2", "technique 3"]
 

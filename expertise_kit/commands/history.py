@@ -34,11 +34,9 @@ def history(start: Path, domain: str | None, as_json: bool, limit: int | None, s
         validate_domain_name(domain)
     if sync:
         from expertise_kit.store import Store
-        from expertise_kit.versioning.commit import sync_pending
 
-        store = Store(project)
-        with store.locked():
-            outcome = sync_pending(project)
+        with Store(project).transaction("manual") as tx:
+            outcome = tx.commit_pending()
         if outcome.deferred:
             raise UserError(f"still deferred: {outcome.deferred}", hint=outcome.hint)
         if not outcome.sha and not outcome.synced:

@@ -4,7 +4,9 @@ from pathlib import Path
 
 import click
 
-_AGENTS = ["claude-code", "codex", "gemini", "cursor"]
+from expertise_kit.vocab import agent_names
+
+_AGENTS = list(agent_names())
 
 
 @click.group()

@@ -6,12 +6,13 @@ import click
 
 from expertise_kit.commands._shared import report_commit
 from expertise_kit.project import project_for_init
+from expertise_kit.vocab import agent_names
 
 
 @click.command()
 @click.option(
     "--agent",
-    type=click.Choice(["claude-code", "codex", "gemini", "cursor"]),
+    type=click.Choice(agent_names()),
     default=None,
     help="Also install this agent's hooks.",
 )

@@ -7,6 +7,7 @@ import click
 from expertise_kit.commands._output import echo_json
 from expertise_kit.commands._shared import open_store, report_commit
 from expertise_kit.errors import Failures
+from expertise_kit.vocab import format_names
 
 
 @click.command()
@@ -14,7 +15,7 @@ from expertise_kit.errors import Failures
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["auto", "claude-code", "codex", "generic"]),
+    type=click.Choice(["auto", *format_names()]),
     default="auto",
     show_default=True,
     help="The transcript format; auto detects it from the first records.",
@@ -25,7 +26,7 @@ from expertise_kit.errors import Failures
 def learn(ctx: click.Context, transcripts: tuple[Path, ...], fmt: str, as_json: bool, dry_run: bool) -> None:
     """Learn from agent session transcripts and commit what they teach.
 
-    Reads Claude Code and Codex session logs (and the spec's generic JSON lines), finds failures and
+    Reads Claude Code and Codex session logs (and generic tool-call JSON lines), finds failures and
     their fixes, files touched, tool patterns that worked and techniques of sessions that ended well,
     scrubs secrets from all of it, and merges it into the domain files: one commit per domain.
     A transcript that can't be read is reported and the others are still learned from (exit 1).

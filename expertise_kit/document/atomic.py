@@ -104,6 +104,7 @@ def remove_stale_temps(directory: Path) -> None:
 @contextlib.contextmanager
 def write_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
     """An exclusive, cross-process lock; released by the OS if the holder dies."""
+    # Imported here, not at the top: the hook's cache rebuild writes atomically but never locks.
     from filelock import FileLock, Timeout
 
     lock = FileLock(str(lock_path), timeout=timeout)

@@ -22,6 +22,7 @@ from expertise_kit.document.domainfile import DomainDoc
 from expertise_kit.document.entries import item_id, parse_item
 from expertise_kit.document.splice import Append, Edit, expected_plain
 from expertise_kit.errors import UserError
+from expertise_kit.store.cachebuild import rebuild_cache, update_cache
 from expertise_kit.versioning.busy import busy_reason, head_sha
 from expertise_kit.versioning.commit import (
     CommitOutcome,
@@ -29,6 +30,7 @@ from expertise_kit.versioning.commit import (
     commit_revision,
     pending_revisions,
     record_pending,
+    sync_pending,
 )
 from expertise_kit.versioning.git import open_repo, run_git
 from expertise_kit.versioning.objects import UNKNOWN, blob_id, committed_blob, git_motion
@@ -144,6 +146,22 @@ class Transaction:
             if outcome.sha is not None or outcome.deferred is None:
                 outcome = self._make_sure_committed(revision, outcome)
         self._refresh_cache()
+        return outcome
+
+    def commit_pending(self) -> CommitOutcome:
+        """Commit the deferred revisions on their own (``expertise history --sync``), checked like any commit."""
+        project = self.store.project
+        paths = [project.root / p for r in pending_revisions(project) for p in r.paths]
+        outcome = sync_pending(project)
+        git = project.git
+        if outcome.sha is not None and git is not None:
+            for path in dict.fromkeys(paths):
+                data = _read_bytes(path)
+                if data is not None and not _holds(self.store, outcome.sha, path, data):
+                    return CommitOutcome(
+                        deferred=f"{self.store.relative(path)} changed while it was being committed",
+                        hint="run `expertise history --sync` again",
+                    )
         return outcome
 
     def _revision(self, subject: str) -> Revision:
@@ -301,8 +319,6 @@ def restore_pending_entries(store: Store, *, only: Revision | None = None) -> No
 
 def _refresh(store: Store, changed: dict[str, dict[str, Any]], *, config_changed: bool) -> None:
     """Keep the pre-task hook's cache in step. Never fails the write: a stale cache is rebuilt by the hook."""
-    from expertise_kit.store.cachebuild import rebuild_cache, update_cache
-
     try:
         if config_changed:
             rebuild_cache(store.project, store.config)

@@ -1,4 +1,4 @@
-"""``expertise improve``: the spec's ``self_improve``, done better.
+"""Core-file discovery (``expertise improve``): the files that matter to a domain, found and ranked.
 
 Files that matter to a domain are found with the same path rules the classifier uses, among the files
 git tracks or would track (so `.gitignore` is respected), leaving out vendored, generated and binary

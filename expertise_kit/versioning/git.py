@@ -90,7 +90,7 @@ def _environment(extra: dict[str, str] | None) -> dict[str, str]:
 @contextmanager
 def open_repo(path: Path) -> Iterator[Repo]:
     """A GitPython Repo that is always closed, so no `git cat-file` child outlives its use."""
-    try:
+    try:  # here, not at the top: GitPython raises on import when no git executable is on PATH
         from git import Repo
     except ImportError:  # GitPython will not load without a working git executable
         raise UserError("git is not available", hint="install git or put it on PATH") from None

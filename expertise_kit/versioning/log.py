@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from expertise_kit.errors import UserError
 from expertise_kit.project import Project
 from expertise_kit.versioning.commit import TRAILER_PREFIX, pending_revisions
+from expertise_kit.versioning.entrydiff import diff_versions, parse_version
 from expertise_kit.versioning.git import GitError, open_repo, run_git
 
 __all__ = ["HistoryRow", "read_history", "read_file_at", "domain_files_in", "pathspec"]
@@ -161,9 +163,6 @@ def domain_files_in(paths: list[str], project: Project) -> list[str]:
 
 def _fill_hand_made(project: Project, repo: Any, rows: list[HistoryRow], domain: str | None) -> None:
     """Work out domains and entry changes of commits that carry no trailers."""
-    from expertise_kit.errors import UserError
-    from expertise_kit.versioning.entrydiff import diff_versions, parse_version
-
     for row in rows:
         listed = run_git(
             repo,
