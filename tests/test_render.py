@@ -75,7 +75,7 @@ def test_output_is_deterministic(project: Path, run: Cli) -> None:
     args = ("render", "--task", "orders migration", "--file", "db/models.py")
     first = run(*args).stdout
     assert run(*args).stdout == first
-    (project / ".expertise" / ".cache" / "index.bin").unlink()  # a rebuilt cache renders the same bytes
+    (project / ".git" / "expertise" / "cache" / "index.bin").unlink()  # a rebuilt cache renders the same bytes
     assert run(*args).stdout == first
 
 
@@ -90,7 +90,7 @@ def test_task_classification_picks_the_domains(project: Path, run: Cli) -> None:
 def test_a_hand_edit_invalidates_the_cache_once(project: Path, run: Cli) -> None:
     _seed(project)
     run("render", "--domain", "database")
-    cache = project / ".expertise" / ".cache" / "index.bin"
+    cache = project / ".git" / "expertise" / "cache" / "index.bin"
     stamp = cache.stat().st_mtime_ns
     path = project / ".expertise" / "database.yaml"
     path.write_text(path.read_text().replace("Always use UUID primary keys", "Always use ULID primary keys"))
