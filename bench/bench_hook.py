@@ -1,8 +1,15 @@
 """The pre-task hook with 7 domains at the 1000-line cap, side by side with `python -I -c pass`.
 
-Budget: p50 <= 2.0x Python's own start-up. Also prints the cold cache rebuild (after a hand edit).
+Budget: p50 <= 1.5x Python's own start-up (the product promises 2.0x). Also prints the first run, when
+there is no cache yet and the hook builds config plus the prompt's domains (at most 128 KiB of YAML).
 
-Run: python bench/bench_hook.py [--runs N]
+Run it with a regular install, as agents' hooks use it, not an editable one: an editable install's
+import finder, run at every start-up, is not what users pay for.
+
+    python -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip install -q .
+    /tmp/bench-venv/bin/python bench/bench_hook.py [--runs N]
+
+Both sides run with that venv's Python, so both pay the same interpreter start-up.
 """
 
 from __future__ import annotations
@@ -96,8 +103,8 @@ def main() -> None:
     print(f"7 domains at the cap: {sizes} lines; injected {len(context):,} characters; p50 of {args.runs} runs\n")
     print(f"  python -I -c pass                       {p50(startup_times) * 1000:7.1f} ms")
     print(f"  pre-task hook (installed command)       {p50(hook_times) * 1000:7.1f} ms")
-    print(f"  ratio                                   {p50(hook_times) / p50(startup_times):7.2f}x   (budget <= 2.0)")
-    print(f"  cold cache rebuild (first run, all 7)   {cold * 1000:7.1f} ms")
+    print(f"  ratio                                   {p50(hook_times) / p50(startup_times):7.2f}x   (budget <= 1.5)")
+    print(f"  first run, no cache (config + prompt's domains) {cold * 1000:7.1f} ms")
 
 
 if __name__ == "__main__":

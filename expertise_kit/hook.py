@@ -18,19 +18,29 @@ if TYPE_CHECKING:
 __all__ = ["main", "AGENT_EVENTS"]
 
 MAX_STDIN = 4 << 20
+# The most YAML the hook parses before answering: about half a second of ruamel and pydantic on a busy
+# laptop, which covers three domain files at the default 1000-line cap (~40 KiB each). A rebuild that
+# needs more runs in a detached process, and those domains sit this prompt out.
+SYNC_REBUILD_BYTES = 128 << 10
+REBUILD_MARK_SECONDS = 300  # a background rebuild's marker older than this was left by a dead process
 _CODE_SUFFIXES = (".py", ".ts", ".tsx", ".js", ".jsx", ".go", ".rs", ".sql", ".java", ".rb", ".vue", ".css", ".yaml",
                   ".yml", ".tf", ".toml")  # fmt: skip
 
 
-def _mentioned_files(prompt: str) -> list[str]:
-    """File paths a prompt mentions (`src/db/models.py`, `schema.sql`), without importing ``re``."""
-    found: list[str] = []
+def _mentioned_files(prompt: str, limit: int = 32, longest: int = 1000) -> list[str]:
+    """The first ``limit`` file paths a prompt mentions (`src/db/models.py`, `schema.sql`), without
+    importing ``re``."""
+    found: dict[str, None] = {}
     for word in prompt.split():
+        if len(word) > longest:
+            continue
         word = word.strip("`'\"()[]{}<>,;:!?")
         last = word.rsplit("/", 1)[-1]
         if "." in last.strip(".") and ("/" in word or last.endswith(_CODE_SUFFIXES)) and "://" not in word:
-            found.append(word)
-    return list(dict.fromkeys(found))
+            found[word] = None
+            if len(found) >= limit:
+                break
+    return list(found)
 
 
 # The event each agent fires before a task, by agent, and how it takes extra context.
@@ -54,26 +64,73 @@ def _find_expertise(start: str) -> str | None:
         directory = parent
 
 
-def _load_cache(expertise_dir: str) -> dict[str, Any]:
-    """The cache index (config, overviews), fresh; entries are loaded per domain by the caller."""
-    from expertise_kit.fast.cache import read_fresh_cache
-
-    cache = read_fresh_cache(expertise_dir, domains=[])
-    if cache is None:
-        cache = _rebuild(expertise_dir)
-    return cache
-
-
-def _rebuild(expertise_dir: str) -> dict[str, Any]:
-    """A hand edit or a first run: rebuild once, with the heavy machinery (entries for every domain)."""
+def _refresh(expertise_dir: str, names: list[str]) -> dict[str, Any]:
+    """Parse config.yaml and the domain files ``names`` into the cache, with the heavy machinery."""
     from pathlib import Path
 
+    from expertise_kit.config import load_config
     from expertise_kit.project import find_project
-    from expertise_kit.store import Store
-    from expertise_kit.store.cachebuild import rebuild_cache
+    from expertise_kit.store.cachebuild import refresh_domains
 
-    store = Store(find_project(Path(expertise_dir).parent))
-    return rebuild_cache(store.project, store.config)
+    project = find_project(Path(expertise_dir).parent)
+    return refresh_domains(project, load_config(project.expertise_dir), names)
+
+
+def _start_background_rebuild(expertise_dir: str, names: list[str]) -> None:
+    """Rebuild ``names`` in a detached process, one at a time per cache: the agent is not kept waiting,
+    and the next prompt finds the cache fresh. The child holds none of our pipes, so an agent reading
+    ours to their end never waits for it either."""
+    import subprocess  # here only: ~10 ms that the usual prompt does not pay
+
+    from expertise_kit.fast.cache import cache_dir
+
+    marker = os.path.join(cache_dir(expertise_dir), "rebuilding")
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    try:
+        if time.time() - os.stat(marker).st_mtime < REBUILD_MARK_SECONDS:
+            return  # one is under way
+        os.unlink(marker)
+    except FileNotFoundError:
+        pass
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        return  # another prompt's hook got there first
+    code = f"import expertise_kit.hook as h; h.rebuild_detached({expertise_dir!r}, {names!r})"
+    try:
+        subprocess.Popen(
+            [sys.executable, "-I", "-c", code],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            start_new_session=True,
+            cwd=os.path.dirname(expertise_dir),
+        )
+    except BaseException:
+        os.unlink(marker)
+        raise
+
+
+def rebuild_detached(expertise_dir: str, names: list[str]) -> None:
+    """The background half of a rebuild the hook would not wait for. Never prints; always clears its marker."""
+    import contextlib
+
+    from expertise_kit.fast.cache import cache_dir, signature
+
+    try:
+        if hasattr(os, "nice"):
+            os.nice(10)  # the agent's own work comes first
+        _refresh(expertise_dir, [n for n in names if signature(os.path.join(expertise_dir, f"{n}.yaml"))])
+    except BaseException:  # noqa: BLE001, S110 - nobody is listening; the next prompt tries again
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(cache_dir(expertise_dir), "rebuilding"))
+
+
+def _size(signature: list[int] | None) -> int:
+    return signature[1] if signature else 0
 
 
 def _choose_domains(cache: dict[str, Any], prompt: str, files: list[str]) -> list[str]:
@@ -100,27 +157,59 @@ def _emit(agent: str, event: str, text: str) -> None:
     sys.stdout.write(payload + "\n")
 
 
-def pre_task(agent: str, payload: dict[str, Any]) -> None:
-    from expertise_kit.fast.render import render_section
+def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
+    """Print the expertise for this prompt; return a note for stderr, if there is one."""
+    from expertise_kit.fast.cache import read_index, signature, stale_domains
+    from expertise_kit.fast.render import MAX_TASK_CHARS, MAX_TASK_FILES, render_section
 
     cwd = str(payload.get("cwd") or os.getcwd())
     expertise_dir = _find_expertise(cwd)
     if expertise_dir is None:
-        return  # not an expertise project: stay silent
+        return None  # not an expertise project: stay silent
     prompt = str(payload.get("prompt") or payload.get("user_prompt") or "")
-    files = _mentioned_files(prompt)
-    cache = _load_cache(expertise_dir)
-    domains = _choose_domains(cache, prompt, files)
-    from expertise_kit.fast.cache import load_entries
-
-    if not load_entries(expertise_dir, cache, domains):
-        cache = _rebuild(expertise_dir)
-    broken = [cache["domains"][d]["error"] for d in domains if (cache.get("domains", {}).get(d) or {}).get("error")]
+    task = prompt[:MAX_TASK_CHARS]  # bounded work, however long the prompt
+    files = _mentioned_files(task, MAX_TASK_FILES)
+    config_path = os.path.join(expertise_dir, "config.yaml")
+    config_signature = signature(config_path)
+    if config_signature is None and os.path.lexists(config_path):
+        raise _Quiet(f"{config_path} is not a regular file; no expertise was injected")
+    cache = read_index(expertise_dir)
+    spent = _size(config_signature)  # YAML parsed here before the agent gets its answer: any rebuild reads config
+    if cache is None or cache["files"].get("config.yaml") != config_signature:
+        if spent > SYNC_REBUILD_BYTES:
+            _start_background_rebuild(expertise_dir, [])
+            raise _Quiet("config.yaml is large; the cache is being rebuilt in the background")
+        cache = _refresh(expertise_dir, [])
+    domains = _choose_domains(cache, task, files)
+    stale = stale_domains(expertise_dir, cache, domains)
+    now, later = [], []
+    for name in stale:
+        size = _size(signature(os.path.join(expertise_dir, f"{name}.yaml")))
+        if spent + size <= SYNC_REBUILD_BYTES:
+            now.append(name)
+            spent += size
+        else:
+            later.append(name)
+    if now:
+        cache = _refresh(expertise_dir, now)
+        stale = stale_domains(expertise_dir, cache, domains)  # the rest load from disk; a racing edit stays out
+    note = None
+    if later:
+        _start_background_rebuild(expertise_dir, later)
+        note = f"{later[0]}.yaml is large; its cache is being rebuilt in the background, so it was left out this time"
+    for name in domains:
+        path = os.path.join(expertise_dir, f"{name}.yaml")
+        if note is None and signature(path) is None and os.path.lexists(path):
+            note = f"{path} is not a regular file; skipped"
+    domains = [d for d in domains if d not in stale and d not in later]
+    broken = [cache["domains"][d]["error"] for d in domains if (cache["domains"].get(d) or {}).get("error")]
     if broken:
         raise _Quiet(f"{broken[0]} (fix the file; no expertise was injected)")
-    result = render_section(cache, domains, task=prompt, files=files)
-    event = str(payload.get("hook_event_name") or AGENT_EVENTS[agent]["prompt" if prompt else "start"])
-    _emit(agent, event, result.text)
+    if domains:
+        result = render_section(cache, domains, task=task, files=files)
+        event = str(payload.get("hook_event_name") or AGENT_EVENTS[agent]["prompt" if prompt else "start"])
+        _emit(agent, event, result.text)
+    return note
 
 
 def _wait_for_flush(path: str, settle: float = 1.0, limit: float = 6.0, step: float = 0.1) -> None:
@@ -137,13 +226,13 @@ def _wait_for_flush(path: str, settle: float = 1.0, limit: float = 6.0, step: fl
         time.sleep(step)
 
 
-def post_session(agent: str, payload: dict[str, Any]) -> None:
+def post_session(agent: str, payload: dict[str, Any]) -> str | None:
     transcript = payload.get("transcript_path")
     if not transcript:
         raise _Quiet("no transcript_path in the hook input; nothing to learn")
     cwd = str(payload.get("cwd") or os.getcwd())
     if _find_expertise(cwd) is None:
-        return
+        return None
     path = os.path.expanduser(str(transcript))
     _wait_for_flush(path)
     from pathlib import Path
@@ -155,32 +244,77 @@ def post_session(agent: str, payload: dict[str, Any]) -> None:
     report = learn_from(Store(find_project(Path(cwd))), [Path(path)])
     added = sum(len(m.added) for m in report.domains.values())
     seen = sum(len(m.updated) for m in report.domains.values())
-    sys.stderr.write(f"expertise: learned {added} new, {seen} seen again from {os.path.basename(path)}\n")
+    return f"learned {added} new, {seen} seen again from {os.path.basename(path)}"
 
 
 class _Quiet(Exception):
     """A reason to do nothing, said on stderr."""
 
 
+def _read_stdin() -> str:
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return ""
+    # Bytes, so the limit is 4 MiB however the text is encoded; one more byte says it was longer.
+    binary = getattr(stream, "buffer", None)
+    raw = binary.read(MAX_STDIN + 1) if binary is not None else stream.read(MAX_STDIN + 1).encode("utf-8", "replace")
+    if len(raw) > MAX_STDIN:
+        raise _Quiet("hook input is over 4 MiB; ignored")
+    return str(raw.decode("utf-8", "replace"))
+
+
+def _to_devnull(stream: Any) -> None:
+    """Point a standard stream's descriptor at /dev/null, so what is still buffered, and the interpreter's
+    own flush at exit, go nowhere instead of failing: a failed flush at exit is exit 120 and a multi-line
+    "Exception ignored" on stderr."""
+    try:
+        descriptor = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, descriptor)
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _settle(stream: Any, line: str = "") -> None:
+    """Write ``line`` and flush, inside our guard; a stream that can't take it (a closed pipe, a full
+    disk) is sent to /dev/null."""
+    if stream is None:
+        return
+    try:
+        if line:
+            stream.write(line)
+        stream.flush()
+    except BaseException:  # noqa: BLE001 - whoever reads us is gone or full: nothing more to say
+        _to_devnull(stream)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    note = None
     try:
         mode = args[0] if args else ""
         agent = args[args.index("--agent") + 1] if "--agent" in args else "claude-code"
         if mode not in ("pre", "post") or agent not in AGENT_EVENTS:
             raise _Quiet(f"usage: python -m expertise_kit.hook pre|post --agent {'|'.join(AGENT_EVENTS)}")
-        raw = sys.stdin.read(MAX_STDIN) if not sys.stdin.isatty() else ""
+        raw = _read_stdin()
         from expertise_kit.fast.fastjson import loads
 
-        payload = loads(raw) if raw.strip() else {}
+        try:
+            payload = loads(raw) if raw.strip() else {}
+        except ValueError:
+            raise _Quiet("hook input is not JSON; ignored") from None
         if not isinstance(payload, dict):
             raise _Quiet("hook input is not a JSON object")
-        (pre_task if mode == "pre" else post_session)(agent, payload)
+        note = (pre_task if mode == "pre" else post_session)(agent, payload)
+        sys.stdout.flush()  # here, not at exit: a full disk or a closed pipe is ours to handle
     except BaseException as exc:  # noqa: BLE001 - the agent must never see us fail
+        _settle(sys.stdout)
         if isinstance(exc, KeyboardInterrupt):
             return 0
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        sys.stderr.write(f"expertise hook: {message[:300]}\n")
+        note = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    if note:
+        _settle(sys.stderr, f"expertise hook: {note[:300]}\n")
     return 0
 
 

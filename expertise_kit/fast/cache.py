@@ -2,17 +2,25 @@
 
 Stdlib only, on purpose: the hook runs on every agent turn and must not import the YAML, git or
 validation machinery. ``index.bin`` holds the config, the stat signatures (mtime, size, inode) of
-config.yaml and each domain file, and each domain's overview; ``domains/<name>.bin`` holds its entries,
-so the hook reads only the domains a task needs. A hand edit changes a signature, and the cache is
-rebuilt once. The files are ``marshal`` data: built in, three times quicker to load than JSON, and it
-spares the hook the ``json`` import. They are local (git-ignored), written only by us; one that can't be
-read is rebuilt.
+config.yaml and each domain file, and each domain's overview; ``domains/<name>.bin`` holds its entries
+and the signature of the file they came from, so the hook reads only the domains a task needs and can
+trust each one on its own. A hand edit changes a signature, and that domain is rebuilt once. The files
+are ``marshal`` data: built in, three times quicker to load than JSON, and it spares the hook the
+``json`` import.
+
+The hook prints what the cache says verbatim, so the cache must be one only we can have written. It
+lives in the git dir (``<git dir>/expertise/cache/``), which a clone, a pull or a checkout never
+fills; only outside git does it fall back to ``.expertise/.cache/``. And nothing is taken from it for a
+file whose recorded signature is None: a cache that speaks for files that aren't there speaks for
+nothing. Every file is opened only once it is known to be a regular file, so a FIFO or a device in
+its place can never block the hook.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
+import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,29 +29,105 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_VERSION",
+    "cache_dir",
     "cache_path",
     "domain_cache_path",
     "signature",
+    "read_regular",
+    "read_index",
     "read_fresh_cache",
     "load_entries",
+    "stale_domains",
     "signatures_for",
 ]
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
+_MAX_GITFILE = 4096
+_dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
+
+
+def read_regular(path: str, limit: int = -1) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (symlinks followed), else None.
+
+    Opened non-blocking and checked with ``fstat`` before any read: opening a FIFO for reading blocks
+    until a writer comes, forever if none does, and a device can be anything.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        with open(descriptor, "rb", closefd=False) as handle:
+            return handle.read(limit)  # one read: marshal.load(file) reads in tiny pieces, 20x slower
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def _git_location(root: str) -> tuple[str, str] | None:
+    """(work tree top, this worktree's git dir) for ``root``, read the way ``project.find_git`` reads it:
+    the nearest ``.git`` at or above, a directory or a ``gitdir: <path>`` file. No git process, no pathlib."""
+    directory = root
+    while True:
+        dot_git = os.path.join(directory, ".git")
+        try:
+            mode = os.stat(dot_git).st_mode
+        except OSError:
+            mode = 0
+        if stat.S_ISDIR(mode):
+            return directory, dot_git
+        if stat.S_ISREG(mode):
+            content = (read_regular(dot_git, _MAX_GITFILE) or b"").decode("utf-8", "replace").strip()
+            if not content.startswith("gitdir:"):
+                return None
+            target = os.path.join(directory, content[len("gitdir:") :].strip())
+            return (directory, os.path.realpath(target)) if os.path.isdir(target) else None
+        if mode:
+            return None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def cache_dir(expertise_dir: str | Path) -> str:
+    """Where the cache of ``expertise_dir`` lives: in its work tree's own git dir (each worktree has its
+    own checkout, so its own cache), or ``.expertise/.cache/`` outside git."""
+    key = os.fspath(expertise_dir)
+    known = _dirs.get(key)
+    if known is None:
+        root = os.path.dirname(key)
+        location = _git_location(root)
+        if location is None:
+            known = os.path.join(key, ".cache")
+        else:
+            toplevel, git_dir = location
+            nested = root[len(toplevel) :].strip(os.sep)  # an .expertise/ below the top of the work tree
+            name = "cache-" + nested.replace("%", "%25").replace(os.sep, "%2F") if nested else "cache"
+            known = os.path.join(git_dir, "expertise", name)
+        _dirs[key] = known
+    return known
 
 
 def cache_path(expertise_dir: str | Path) -> str:
-    return os.path.join(expertise_dir, ".cache", "index.bin")
+    return os.path.join(cache_dir(expertise_dir), "index.bin")
 
 
 def domain_cache_path(expertise_dir: str | Path, domain: str) -> str:
-    return os.path.join(expertise_dir, ".cache", "domains", f"{domain}.bin")
+    return os.path.join(cache_dir(expertise_dir), "domains", f"{domain}.bin")
 
 
 def signature(path: str | Path) -> list[int] | None:
+    """(mtime, size, inode) of a regular file; None when it is missing or is anything else."""
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
         return None
     return [st.st_mtime_ns, st.st_size, st.st_ino]
 
@@ -54,37 +138,63 @@ def signatures_for(expertise_dir: str | Path, domains: list[str]) -> dict[str, l
 
 
 def _load(path: str) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            return marshal.loads(handle.read())  # marshal.load(file) reads in tiny pieces: 20x slower
-    except (OSError, ValueError, EOFError, TypeError):
+    raw = read_regular(path)
+    if raw is None:
         return None
+    try:
+        return marshal.loads(raw)
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def read_index(expertise_dir: str | Path) -> dict[str, Any] | None:
+    """The index as written, or None when there is none of this version."""
+    data = _load(cache_path(expertise_dir))
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+        return None
+    if not isinstance(data.get("files"), dict) or not isinstance(data.get("domains"), dict):
+        return None
+    if not isinstance(data.get("config"), dict):
+        return None
+    return data
 
 
 def read_fresh_cache(expertise_dir: str | Path, domains: list[str] | None = None) -> dict[str, Any] | None:
     """The cache, with entries for ``domains`` (all when None), if every file it was built from is
     unchanged; None when it must be rebuilt."""
-    data = _load(cache_path(expertise_dir))
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+    data = read_index(expertise_dir)
+    if data is None:
         return None
-    recorded = data.get("files")
-    known = list((data.get("config") or {}).get("domains") or {})
-    if not isinstance(recorded, dict) or signatures_for(expertise_dir, known) != recorded:
+    known = list(data["config"].get("domains") or {})
+    if signatures_for(expertise_dir, known) != data["files"]:
         return None
     return data if load_entries(expertise_dir, data, known if domains is None else domains) else None
 
 
-def load_entries(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> bool:
-    """Read the entries of ``domains`` into ``data``; False if a domain's file is missing or stale."""
-    recorded = data.get("files") or {}
+def stale_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
+    """Read the entries of each of ``domains`` whose cache matches its file now; the rest, returned, must
+    be rebuilt. A domain whose file is missing (or not a regular file) renders nothing and is not stale."""
+    recorded = data["files"]
+    stale = []
     for name in domains:
-        summary = data.get("domains", {}).get(name)
-        if not isinstance(summary, dict):
+        summary = data["domains"].get(name)
+        if isinstance(summary, dict) and "entries" in summary:
+            continue  # built in this process
+        if name not in (data["config"].get("domains") or {}):
             continue  # not a configured domain: nothing to render
-        if "entries" not in summary:
-            detail = _load(domain_cache_path(expertise_dir, name))
-            if not isinstance(detail, dict) or detail.get("signature") != recorded.get(f"{name}.yaml"):
-                return False
-            summary["entries"] = detail.get("entries") or []
-            summary["postings"] = detail.get("postings") or {}
-    return True
+        current = signature(os.path.join(expertise_dir, f"{name}.yaml"))
+        if current is None:
+            data["domains"][name] = {"overview": "", "entries": [], "postings": {}}
+            continue
+        detail = _load(domain_cache_path(expertise_dir, name)) if recorded.get(f"{name}.yaml") == current else None
+        if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
+            stale.append(name)
+            continue
+        summary["entries"] = detail.get("entries") or []
+        summary["postings"] = detail.get("postings") or {}
+    return stale
+
+
+def load_entries(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> bool:
+    """Read the entries of ``domains`` into ``data``; False if any of them must be rebuilt."""
+    return not stale_domains(expertise_dir, data, domains)

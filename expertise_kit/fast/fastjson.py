@@ -45,6 +45,13 @@ def loads(text: str) -> Any:
         value, end = _scan(stripped, 0)
     except StopIteration:
         raise ValueError("not JSON") from None
+    except SystemError:
+        # CPython 3.11's scanner builds its syntax errors from json.decoder; with ``json`` not imported it
+        # returns NULL and sets no exception (an unterminated string, a cut-off object). On this error
+        # path the json module's cost doesn't matter, and its error says where the input went wrong.
+        import json
+
+        return json.loads(stripped)
     if end != len(stripped):
         raise ValueError(f"extra data after JSON at character {end}")
     return value

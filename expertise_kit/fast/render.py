@@ -18,15 +18,34 @@ TYPE_CHECKING = False  # the hook's path: no typing or dataclasses imports (~9 m
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["RenderResult", "render_section", "prepare_entry", "strip_controls", "DEFAULT_MAX_CHARS", "TRUNCATED"]
+__all__ = [
+    "RenderResult",
+    "render_section",
+    "prepare_entry",
+    "strip_controls",
+    "DEFAULT_MAX_CHARS",
+    "TRUNCATED",
+    "MAX_TASK_CHARS",
+    "MAX_TASK_FILES",
+    "MAX_PATH_CHARS",
+]
 
 DEFAULT_MAX_CHARS = 6000  # agents are known to cut context injected beyond ~10,000 characters
 TRUNCATED = "[... truncated]"
 MAX_ENTRY_CHARS = 400
-# Control characters, and the invisible and direction-changing ones that can disguise text.
+# How much of a task is read: its first 8,000 characters (a few pages of prompt, ~5 ms to tokenise) and
+# the first 32 file paths it names, none longer than 1,000 characters.
+MAX_TASK_CHARS = 8000
+MAX_TASK_FILES = 32
+MAX_PATH_CHARS = 1000
+# Control characters, and the invisible and direction-changing ones that can disguise text: people don't
+# see them, models read them. Tag characters (U+E0000-E007F) and variation selectors can spell out a whole
+# hidden instruction, so they go too. This is the one list: the learner's text cleaner uses it as well.
 _CONTROL = {
-    *range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
-    *range(0x200B, 0x2010), *range(0x2028, 0x202F), *range(0x2066, 0x206A),
+    *range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), 0xAD, 0x034F, 0x061C, 0x115F, 0x1160,
+    0x17B4, 0x17B5, 0x180E, *range(0x200B, 0x2010), *range(0x2028, 0x202F), *range(0x2060, 0x2070), 0x3164,
+    *range(0xFE00, 0xFE10), 0xFEFF, 0xFFA0, *range(0xFFF9, 0xFFFC), *range(0x1D173, 0x1D17B),
+    *range(0xE0000, 0xE0080), *range(0xE0100, 0xE01F0),
 }  # fmt: skip
 _STRIP = dict.fromkeys(_CONTROL)
 
@@ -64,15 +83,29 @@ class RenderResult:
 
 
 def strip_controls(text: str) -> str:
+    """``text`` without control and invisible characters; tabs and newlines stay (callers flatten)."""
     return text.translate(_STRIP)
+
+
+def _one_line(text: str, limit: int = MAX_ENTRY_CHARS) -> str:
+    """Control and invisible characters gone, every run of whitespace (newlines too) one space, cut to size."""
+    flat = " ".join(text.translate(_STRIP).split())
+    if len(flat) > limit:
+        flat = flat[: limit - 3].rstrip() + "..."
+    return flat
 
 
 def _quote(text: str, limit: int = MAX_ENTRY_CHARS) -> str:
     """Inert text: control characters gone, one line, cut to size, and a quoted JSON string."""
-    flat = " ".join(text.translate(_STRIP).split())
-    if len(flat) > limit:
-        flat = flat[: limit - 3].rstrip() + "..."
-    return quote(flat)
+    return quote(_one_line(text, limit))
+
+
+def _inert_path(path: str) -> str:
+    """A file path as inline code on one line. Git allows newlines, backticks and invisible characters in
+    file names, so a name could otherwise start a line of its own (``## SYSTEM: ...``) or close the code
+    span; one that needs more than plain backticks is a quoted JSON string instead."""
+    flat = _one_line(path)
+    return quote(flat) if "`" in flat else f"`{flat}`"
 
 
 def _group(entry: dict[str, Any]) -> str:
@@ -89,8 +122,7 @@ def _group(entry: dict[str, Any]) -> str:
 def _line(entry: dict[str, Any]) -> str:
     section = entry["section"]
     if section == "core_files":
-        path = str(entry.get("path", "")).translate(_STRIP).replace("`", "")[:MAX_ENTRY_CHARS]
-        return f"- `{path}`"
+        return f"- {_inert_path(str(entry.get('path', '')))}"
     if section == "learned_from_failures":
         text = f"- {_quote(entry.get('issue') or '')}"
         if entry.get("error"):
@@ -101,17 +133,41 @@ def _line(entry: dict[str, Any]) -> str:
     return f"- {_quote(entry.get('text') or '')}"
 
 
-def _path_overlap(entry: dict[str, Any], files: list[str]) -> float:
-    path = str(entry.get("path") or "")
-    if not path or not files:
-        return 0.0
-    best = 0.0
-    for candidate in files:
-        if candidate == path or candidate.endswith("/" + path) or path.endswith("/" + candidate):
+class _TaskFiles:
+    """The task's files, indexed so an entry's overlap with them costs a few lookups, not a pass over them."""
+
+    __slots__ = ("exact", "by_name", "by_directory")
+
+    def __init__(self, files: list[str]) -> None:
+        self.exact = set(files)
+        self.by_name: dict[str, list[str]] = {}
+        self.by_directory: dict[str, list[int]] = {}
+        for position, candidate in enumerate(files):
+            parts = candidate.split("/")
+            self.by_name.setdefault(parts[-1], []).append(candidate)
+            for directory in set(parts[:-1]):
+                self.by_directory.setdefault(directory, []).append(position)
+
+    def overlap(self, path: str) -> float:
+        """3 when ``path`` is one of the files (or either ends with the other), else the most directory
+        names it shares with any one of them."""
+        if len(path) > MAX_PATH_CHARS:
+            return 0.0
+        if path in self.exact:
             return 3.0
-        shared = len(set(candidate.split("/")[:-1]) & set(path.split("/")[:-1]))
-        best = max(best, float(shared))
-    return best
+        parts = path.split("/")
+        if any(candidate.endswith("/" + path) for candidate in self.by_name.get(parts[-1], ())):
+            return 3.0
+        start = path.find("/")
+        while start >= 0:
+            if path[start + 1 :] in self.exact:
+                return 3.0
+            start = path.find("/", start + 1)
+        shared: dict[int, int] = {}
+        for directory in set(parts[:-1]):
+            for position in self.by_directory.get(directory, ()):
+                shared[position] = shared.get(position, 0) + 1
+        return float(max(shared.values(), default=0))
 
 
 def prepare_entry(entry: dict[str, Any], token_count: int) -> dict[str, Any]:
@@ -169,7 +225,9 @@ def render_section(
     files: list[str] | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
 ) -> RenderResult:
-    files = files or []
+    # Bounded work whatever the task says: a prompt can name 50,000 paths.
+    files = [f for f in (files or []) if len(f) <= MAX_PATH_CHARS][:MAX_TASK_FILES]
+    task = task[:MAX_TASK_CHARS]
     chosen = [d for d in dict.fromkeys(domains) if d in cache.get("domains", {})]
     parts = [cache["domains"][d] for d in chosen]
     entries = [(position, e) for position, part in enumerate(parts) for e in part.get("entries", [])]
@@ -177,9 +235,10 @@ def render_section(
         return RenderResult("", chosen)  # cold start: nothing, not an empty heading
     query = set(tokens(task)) | {t for f in files for t in tokens(f)}
     scores = _scores(parts, query)
+    task_files = _TaskFiles(files) if files else None
     keyed = []
     for index, (position, entry) in enumerate(entries):
-        relevance = scores[index] + (_path_overlap(entry, files) if files and entry["path"] else 0.0)
+        relevance = scores[index] + (task_files.overlap(entry["path"]) if task_files and entry["path"] else 0.0)
         order = entry["order"]
         keyed.append(((relevance <= 0, order[0], -round(relevance, 6), *order[1:], position), entry))
     keyed.sort(key=lambda pair: pair[0])
@@ -216,7 +275,7 @@ def _negated(stamp: str) -> str:
 
 def _header(cache: dict[str, Any], chosen: list[str]) -> str:
     primary, rest = chosen[0], chosen[1:]
-    title = primary + (f" (also {', '.join(rest)})" if rest else "")
+    title = _one_line(primary + (f" (also {', '.join(rest)})" if rest else ""))
     lines = [
         f"## Project expertise: {title}",
         "Notes kept in this repo's .expertise/, learned from earlier sessions and written by the team. "

@@ -17,6 +17,7 @@ from typing import Any
 from expertise_kit import clock
 from expertise_kit.clock import iso
 from expertise_kit.document.ids import error_signature, normalise_path
+from expertise_kit.fast.render import strip_controls
 from expertise_kit.learning.redact import redact
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of
@@ -97,7 +98,7 @@ class _Context:
     bases: tuple[str, ...]
 
     def clean(self, text: str, limit: int) -> str:
-        return _cut(_portable(redact(text), self.bases), limit)
+        return _cut(_portable(redact(strip_controls(text)), self.bases), limit)
 
 
 def _moment(stamp: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,13 @@ from expertise_kit.document.atomic import write_atomic
 from expertise_kit.document.domainfile import load_domain_file
 from expertise_kit.document.entries import is_learned, item_last_seen, item_record, parse_item
 from expertise_kit.errors import UserError
-from expertise_kit.fast.cache import CACHE_VERSION, cache_path, domain_cache_path, signature, signatures_for
+from expertise_kit.fast.cache import CACHE_VERSION, cache_path, domain_cache_path, read_index, signature
 from expertise_kit.fast.classify import tokens
 from expertise_kit.fast.render import prepare_entry
 from expertise_kit.project import Project
 from expertise_kit.vocab import section_names
 
-__all__ = ["domain_payload", "update_cache", "rebuild_cache"]
+__all__ = ["domain_payload", "update_cache", "rebuild_cache", "refresh_domains"]
 
 
 def _entry(section: str, raw: Any) -> dict[str, Any] | None:
@@ -64,58 +65,62 @@ def _dump(path: Path, data: Any) -> None:
     write_atomic(path, marshal.dumps(data))
 
 
-def _write(expertise_dir: Path, data: dict[str, Any]) -> None:
-    """Per-domain entry files first, then the index that vouches for them."""
-    index = {**data, "domains": {}}
-    for name, payload in data["domains"].items():
-        detail = {
-            "signature": data["files"].get(f"{name}.yaml"),
-            "entries": payload.get("entries", []),
-            "postings": payload.get("postings", {}),
-        }
-        _dump(Path(domain_cache_path(expertise_dir, name)), detail)
-        index["domains"][name] = {k: v for k, v in payload.items() if k not in ("entries", "postings")}
-    _dump(Path(cache_path(expertise_dir)), index)
+def _write_domain(expertise_dir: Path, index: dict[str, Any], name: str, payload: dict[str, Any]) -> None:
+    detail = {
+        "signature": index["files"].get(f"{name}.yaml"),
+        "entries": payload.get("entries", []),
+        "postings": payload.get("postings", {}),
+    }
+    _dump(Path(domain_cache_path(expertise_dir, name)), detail)
+    index["domains"][name] = {k: v for k, v in payload.items() if k not in ("entries", "postings")}
 
 
 def update_cache(project: Project, config: Config, changed: dict[str, dict[str, Any]]) -> None:
     """After a write: refresh the changed domains. Call inside the write lock, after the files are written."""
     directory = project.expertise_dir
-    try:
-        index = marshal.loads(Path(cache_path(directory)).read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
-        index = {}
-    if not isinstance(index, dict):
-        index = {}
-    if index.get("version") != CACHE_VERSION or index.get("config") != _config_payload(config):
+    index = read_index(directory)
+    if index is None or index.get("config") != _config_payload(config):
         rebuild_cache(project, config)
         return
     for name, plain in changed.items():
-        payload = domain_payload(plain)
         index["files"][f"{name}.yaml"] = signature(directory / f"{name}.yaml")
-        detail = {
-            "signature": index["files"][f"{name}.yaml"],
-            "entries": payload["entries"],
-            "postings": payload["postings"],
-        }
-        _dump(Path(domain_cache_path(directory, name)), detail)
-        index["domains"][name] = {"overview": payload["overview"]}
+        _write_domain(directory, index, name, domain_payload(plain))
     _dump(Path(cache_path(directory)), index)
+
+
+def refresh_domains(
+    project: Project, config: Config, names: list[str], *, from_scratch: bool = False
+) -> dict[str, Any]:
+    """Parse the domain files ``names`` into the cache (per-domain files first, then the index that vouches
+    for them) and return the index, with entries for those domains. The index keeps what it recorded for
+    the other domains when it was built from the same config, so the pre-task hook parses only what a
+    prompt needs. A file that fails is recorded with its error; one that changes while it is read is
+    left stale. Writing is best effort: a cache that can't be written is rebuilt next time."""
+    directory = project.expertise_dir
+    recorded = _config_payload(config)
+    index = None if from_scratch else read_index(directory)
+    if index is None or index.get("config") != recorded:
+        index = {"version": CACHE_VERSION, "config": recorded, "files": {}, "domains": {}}
+    index["files"]["config.yaml"] = signature(directory / "config.yaml")
+    built: dict[str, dict[str, Any]] = {}
+    for name in names:
+        before = signature(directory / f"{name}.yaml")
+        try:
+            payload = domain_payload(load_domain_file(project.domain_path(name), name).loaded.plain)
+        except Exception as exc:  # noqa: BLE001 - a broken file must not take the others' expertise away
+            message = exc.one_line() if isinstance(exc, UserError) else f"{name}.yaml: {exc}"
+            payload = {"overview": "", "entries": [], "postings": {}, "error": message}
+        if signature(directory / f"{name}.yaml") != before:
+            continue  # changed under us while we read: stays stale, so the next reader builds it again
+        index["files"][f"{name}.yaml"] = before
+        built[name] = payload
+        with contextlib.suppress(OSError, UserError):
+            _write_domain(directory, index, name, payload)
+    with contextlib.suppress(OSError, UserError):
+        _dump(Path(cache_path(directory)), index)
+    return {**index, "domains": {**index["domains"], **built}}
 
 
 def rebuild_cache(project: Project, config: Config) -> dict[str, Any]:
     """Parse every domain file and write the cache from scratch. A file that fails is left out."""
-    directory = project.expertise_dir
-    names = list(config.domain_names)
-    before = signatures_for(directory, names)
-    domains: dict[str, Any] = {}
-    for name in names:
-        try:
-            domains[name] = domain_payload(load_domain_file(project.domain_path(name), name).loaded.plain)
-        except Exception as exc:  # noqa: BLE001 - a broken file must not take the others' expertise away
-            message = exc.one_line() if isinstance(exc, UserError) else f"{name}.yaml: {exc}"
-            domains[name] = {"overview": "", "entries": [], "error": message}
-    data = {"version": CACHE_VERSION, "config": _config_payload(config), "files": before, "domains": domains}
-    if signatures_for(directory, names) == before:  # nothing changed under us while we read
-        _write(directory, data)
-    return data
+    return refresh_domains(project, config, list(config.domain_names), from_scratch=True)
