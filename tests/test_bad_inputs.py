@@ -41,7 +41,10 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
         b"domain: database\npatterns: []\npatterns: [x]\n",
         'database.yaml:3: found duplicate key "patterns"',
     ),
-    "custom_tag": (b"domain: database\nx: !python/object foo\n", "database.yaml:2: YAML tags are not allowed (found !python/object)"),
+    "custom_tag": (
+        b"domain: database\nx: !python/object foo\n",
+        "database.yaml:2: YAML tags are not allowed (found !python/object)",
+    ),
     "latin1": (b"domain: database\noverview: caf\xe9\n", "database.yaml:2: not valid UTF-8"),
     "utf8_bom": (b"\xef\xbb\xbfdomain: database\n", "database.yaml:1: file starts with a UTF-8 byte-order mark"),
     "utf16": ("domain: database\n".encode("utf-16"), "byte-order mark"),
