@@ -36,6 +36,7 @@ __all__ = [
     "LoadedYaml",
     "load_yaml_file",
     "read_text_file",
+    "decode_text",
     "parse_yaml_text",
     "round_trip_yaml",
     "fragment_yaml",
@@ -269,7 +270,8 @@ def _read_bytes(path: Path) -> bytes:
             raise _os_error(exc, path) from None
 
 
-def _decode(raw: bytes, path: Path) -> str:
+def decode_text(raw: bytes, path: Path) -> str:
+    """UTF-8 text of ``raw``, refusing a byte-order mark, invalid UTF-8 or more than ``MAX_FILE_BYTES``."""
     for bom, name in _BOMS:
         if raw.startswith(bom):
             raise UserError(
@@ -374,7 +376,7 @@ def parse_yaml_text(text: str, path: Path) -> LoadedYaml:
 
 def read_text_file(path: Path) -> str:
     """A file's text, with the same refusals as ``load_yaml_file`` short of parsing it."""
-    return _decode(_read_bytes(path), path)
+    return decode_text(_read_bytes(path), path)
 
 
 def load_yaml_file(path: Path) -> LoadedYaml:

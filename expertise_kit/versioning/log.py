@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from expertise_kit.errors import UserError
 from expertise_kit.project import Project
 from expertise_kit.versioning.commit import TRAILER_PREFIX, pending_revisions
 from expertise_kit.versioning.git import open_repo, run_git
 
-__all__ = ["HistoryRow", "read_history", "read_file_at", "domain_files_in", "pathspec"]
+__all__ = ["HistoryRow", "read_history", "read_file_at", "read_version", "domain_files_in", "pathspec"]
 
 _FIELD = "\x1f"
 _RECORD = "\x1e"
@@ -144,6 +145,36 @@ def read_file_at(repo: Any, rev: str, path: str) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
+def read_version(repo: Any, rev: str, path: str) -> dict[str, Any] | None:
+    """Plain data of ``path`` as of ``rev``, or None if it isn't there.
+
+    A version that can't be read (bad YAML, a value Python can't build, not UTF-8, too big) raises one
+    ``UserError`` naming the revision and the file: once committed, such a version stays in history even
+    after the file is fixed, so the message must say which version it is and how to look at it.
+    """
+    from pathlib import Path
+
+    from expertise_kit.document.yamlio import MAX_FILE_BYTES, decode_text
+    from expertise_kit.versioning.entrydiff import parse_version
+
+    short = rev[:12]
+    hint = f"that version can't be read; look at it with `git show {short}:{path}`"
+    try:
+        blob = repo.commit(rev).tree / path
+    except KeyError:
+        return None
+    if blob.type != "blob":
+        raise UserError(f"as of {short}: is a {blob.type}, not a file", path=path, hint=hint)
+    if blob.size > MAX_FILE_BYTES:
+        raise UserError(
+            f"as of {short}: is {blob.size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit", path=path, hint=hint
+        )
+    try:
+        return parse_version(decode_text(blob.data_stream.read(), Path(path)), path)
+    except UserError as exc:
+        raise UserError(f"as of {short}: {exc.message}", path=path, line=exc.line, hint=hint) from None
+
+
 def domain_files_in(paths: list[str], project: Project) -> list[str]:
     assert project.git is not None
     prefix = pathspec(project, None)
@@ -159,8 +190,7 @@ def domain_files_in(paths: list[str], project: Project) -> list[str]:
 
 def _fill_hand_made(project: Project, repo: Any, rows: list[HistoryRow], domain: str | None) -> None:
     """Work out domains and entry changes of commits that carry no trailers."""
-    from expertise_kit.errors import UserError
-    from expertise_kit.versioning.entrydiff import diff_versions, parse_version
+    from expertise_kit.versioning.entrydiff import diff_versions
 
     for row in rows:
         listed = run_git(
@@ -174,15 +204,15 @@ def _fill_hand_made(project: Project, repo: Any, rows: list[HistoryRow], domain:
         try:
             parents = repo.commit(row.commit).parents
             for path in files:
-                before = parse_version(read_file_at(repo, parents[0].hexsha, path) if parents else None, path)
-                after = parse_version(read_file_at(repo, row.commit, path), path)
+                before = read_version(repo, parents[0].hexsha, path) if parents else None
+                after = read_version(repo, row.commit, path)
                 for change in diff_versions(path, before, after).changes:
                     if change.kind == "added":
                         added.append(change.id)
                     elif change.kind == "removed":
                         removed.append(change.id)
         except UserError:
-            continue  # a version that doesn't parse: leave its entries unknown
+            continue  # a version that can't be read: its entry changes stay unknown ("?" in the listing)
         row.added, row.removed = added, removed
 
 
