@@ -96,7 +96,7 @@ class _GuardedComposer(Composer):
                 event.start_mark,
                 "write the value out in full; aliases can hide an alias bomb",
             )
-        tag = getattr(event, "ctag", None)
+        tag = getattr(event, "tag", None)  # None unless the file wrote one; an alias event has none
         if tag is not None:
             # Every explicit tag is refused, standard or not: !!omap, !!set and !!pairs make ruamel build
             # types it then crashes on, !!binary makes bytes, !!python/... asks for objects.
