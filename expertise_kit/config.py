@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,7 @@ def _merge(user: dict[str, _DomainRulesModel]) -> dict[str, DomainRules]:
 
 def load_config(expertise_dir: Path) -> Config:
     path = expertise_dir / CONFIG_NAME
-    if not path.exists():
+    if not os.path.lexists(path):  # a broken link or a symlink loop is refused by the reader, not skipped
         return Config.default()
     loaded = load_yaml_file(path)
     data: Any = loaded.plain

@@ -13,7 +13,15 @@ from pathlib import Path
 
 from expertise_kit.errors import NotInitialised, UserError
 
-__all__ = ["Project", "GitLocation", "find_git", "find_project", "project_for_init", "EXPERTISE_DIR"]
+__all__ = [
+    "Project",
+    "GitLocation",
+    "find_git",
+    "find_project",
+    "project_for_init",
+    "ensure_inside",
+    "EXPERTISE_DIR",
+]
 
 EXPERTISE_DIR = ".expertise"
 
@@ -88,11 +96,48 @@ def find_git(start: Path) -> GitLocation | None:
     return None
 
 
+def ensure_inside(project: Project) -> None:
+    """Refuse a ``.expertise`` that is a symlink leading out of the project, or into its ``.git``.
+
+    Files written through such a link land outside the repository (where git can't commit them, so the
+    write fails after the damage is done). A link to a directory inside the work tree is fine: git sees
+    the real paths. Call it before writing anything; ``find_project`` already does.
+    """
+    directory = project.expertise_dir
+    if not os.path.islink(directory):
+        return
+    target = Path(os.path.realpath(directory))
+    root = Path(os.path.realpath(project.root))
+    if not os.path.isdir(target):
+        raise UserError(
+            f"is a symlink to {os.readlink(directory)}, which is not a directory",
+            path=directory,
+            hint="replace the link with a real directory",
+        )
+    if not target.is_relative_to(root):
+        raise UserError(
+            f"is a symlink to {target}, outside the project",
+            path=directory,
+            hint=f"replace the link with a real directory inside {root}",
+        )
+    if project.git is not None and (
+        target.is_relative_to(os.path.realpath(project.git.git_dir))
+        or target.is_relative_to(os.path.realpath(project.git.common_dir))
+    ):
+        raise UserError(
+            f"is a symlink into git's own directory ({target})",
+            path=directory,
+            hint="replace the link with a real directory in the work tree",
+        )
+
+
 def project_for_init(start: Path) -> Project:
     """``init`` puts ``.expertise/`` at the top of the git work tree, or in ``start`` outside git."""
     git = find_git(start)
     root = git.toplevel if git is not None else start.resolve()
-    return Project(root=root, git=git)
+    project = Project(root=root, git=git)
+    ensure_inside(project)
+    return project
 
 
 def find_project(start: Path | None = None) -> Project:
@@ -100,8 +145,11 @@ def find_project(start: Path | None = None) -> Project:
     here = (start or Path(os.getcwd())).resolve()
     git = find_git(here)
     for directory in (here, *here.parents):
-        if (directory / EXPERTISE_DIR).is_dir():
-            return Project(root=directory, git=git if git and directory.is_relative_to(git.toplevel) else None)
+        candidate = directory / EXPERTISE_DIR
+        if candidate.is_dir() or candidate.is_symlink():
+            project = Project(root=directory, git=git if git and directory.is_relative_to(git.toplevel) else None)
+            ensure_inside(project)
+            return project
         if git is not None and directory == git.toplevel:
             break
     raise NotInitialised(

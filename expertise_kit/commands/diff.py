@@ -17,26 +17,21 @@ def diff(start: Path, rev: str | None, as_json: bool) -> None:
     """Show what changed, in entries: added (+), removed (-) and changed (~).
 
     With no REV, the files on disk against the last commit (hand edits, deferred revisions). With REV,
-    what that revision changed. A range A..B compares two revisions.
+    what that revision changed. A range A..B compares two revisions; A...B shows what B changed since
+    it forked from A, as `git diff A...B` does.
     """
     from expertise_kit.versioning.entrydiff import summarise
     from expertise_kit.versioning.git import open_repo
-    from expertise_kit.versioning.revspec import resolve, revision_diffs, worktree_diffs
+    from expertise_kit.versioning.revspec import diffs_for
 
     project = find_project(start)
     if project.git is None:
         raise UserError("not a git repository, so there is nothing to compare", hint="run `git init`")
     with open_repo(project.git.toplevel) as repo:
-        if rev is None:
-            diffs = worktree_diffs(project, repo)
-        elif ".." in rev:
-            old, new = rev.split("..", 1)
-            diffs = revision_diffs(
-                project, repo, resolve(project, repo, old).sha, resolve(project, repo, new or "HEAD").sha
-            )
-        else:
-            target = resolve(project, repo, rev)
-            diffs = revision_diffs(project, repo, target.parent, target.sha)
+        found = diffs_for(project, repo, rev)
+    if found is None:  # an unborn branch: not a mistake, just nothing to compare yet
+        click.echo("nothing committed yet, so there is no revision to compare with", err=True)
+    diffs = found or []
     if as_json:
         echo_json(
             [
@@ -54,7 +49,7 @@ def diff(start: Path, rev: str | None, as_json: bool) -> None:
             ]
         )
         return
-    if not diffs:
+    if not diffs and found is not None:
         click.echo("no entry changes", err=True)
     for d in diffs:
         status = " (new file)" if d.created else " (deleted)" if d.deleted else ""

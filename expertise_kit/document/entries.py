@@ -71,6 +71,13 @@ def _as_utc(value: datetime | None) -> datetime | None:
     # A hand-written `2026-11-02` has no zone; read it as UTC so it sorts against learned timestamps.
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=timezone.utc)
+    if value is not None:
+        try:
+            # 9999-12-31T23:59-05:00 is a valid datetime whose UTC moment is past year 9999: comparing it
+            # with another (pruning, ranking) would raise OverflowError far from the file.
+            value.astimezone(timezone.utc)
+        except OverflowError:
+            raise ValueError("is out of range once converted to UTC") from None
     return value
 
 

@@ -35,10 +35,14 @@ _SIGNATURE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def normalise_text(text: str) -> str:
-    """Unicode-fold, lowercase, collapse whitespace and drop trailing punctuation."""
+    """Unicode-fold, lowercase, collapse whitespace and drop trailing punctuation.
+
+    Text that is nothing but punctuation keeps it: otherwise "!!!" and "..." would both become "" and
+    share one id, and adding the second would be refused as a duplicate of the first.
+    """
     folded = unicodedata.normalize("NFKC", text).casefold()
     folded = _SPACE.sub(" ", folded).strip()
-    return _TRAILING_PUNCT.sub("", folded)
+    return _TRAILING_PUNCT.sub("", folded) or folded
 
 
 def normalise_path(path: str) -> str:

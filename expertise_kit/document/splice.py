@@ -31,6 +31,7 @@ __all__ = [
     "apply_edits",
     "render_item",
     "item_line_counts",
+    "line_ending",
 ]
 
 
@@ -266,10 +267,30 @@ def _key_patches(loaded: LoadedYaml, lines: list[str], edits: list[Edit]) -> lis
     return patches
 
 
+def line_ending(text: str) -> str:
+    """The file's line ending, taken from its first line: new lines match it, so a CRLF file stays CRLF."""
+    end = text.find("\n")
+    if end < 0:
+        return "\r" if "\r" in text else "\n"
+    return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"
+
+
+def _with_ending(lines: list[str], eol: str) -> list[str]:
+    """ruamel renders with ``\n``; give each new line the file's ending instead."""
+    if eol == "\n":
+        return lines
+    return [line[:-1] + eol if line.endswith("\n") and not line.endswith("\r\n") else line for line in lines]
+
+
+def _to_ending(text: str, eol: str) -> str:
+    return text if eol == "\n" else text.replace("\r\n", "\n").replace("\n", eol)
+
+
 def _splice(loaded: LoadedYaml, edits: list[Edit]) -> str:
+    eol = line_ending(loaded.text)
     lines = loaded.text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += eol
     key_patches = _key_patches(loaded, lines, edits)
     item_edits: list[Append | Remove | Replace] = [e for e in edits if isinstance(e, (Append, Remove, Replace))]
     names = {edit.section for edit in item_edits}
@@ -314,11 +335,13 @@ def _splice(loaded: LoadedYaml, edits: list[Edit]) -> str:
         patches.append((section.insert_at, section.insert_at, new_lines))
     # An insert sorts after a removal ending at the same line, so it is applied first, bottom-up.
     for start, end, new in sorted(patches, key=lambda p: (p[0], p[1]), reverse=True):
-        lines[start:end] = new
+        lines[start:end] = _with_ending(new, eol)
     text = "".join(lines)
     original = loaded.text
-    if original and not original.endswith("\n") and text.endswith(original.rsplit("\n", 1)[-1] + "\n"):
-        text = text[:-1]  # the last line was not touched: keep its missing newline missing
+    if original and not original.endswith(("\n", "\r")):
+        last = original.splitlines()[-1]
+        if text.endswith(last + eol):
+            text = text[: -len(eol)]  # the last line was not touched: keep its missing newline missing
     return text
 
 
@@ -376,7 +399,7 @@ def _dump_edited_tree(loaded: LoadedYaml, edits: list[Edit]) -> str:
             tree[edit.key] = to_ruamel(edit.value)
         elif isinstance(edit, DeleteKey) and edit.key in tree:
             del tree[edit.key]
-    return dump_to_text(round_trip_yaml(), tree)
+    return _to_ending(dump_to_text(round_trip_yaml(), tree), line_ending(loaded.text))
 
 
 def _same(loaded: LoadedYaml, text: str, expected: dict[str, Any]) -> bool:

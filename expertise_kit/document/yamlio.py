@@ -1,22 +1,33 @@
 """Reading YAML we can trust, and the ruamel configuration used everywhere.
 
-Every file is read through ``load_yaml_file``: it refuses files that are too big, not UTF-8, carry a BOM,
-don't parse, repeat a key, or use anchors, aliases or custom tags. Each refusal is one ``UserError`` line
-naming the file and line. Nothing here writes.
+Every file is read through ``load_yaml_file``: it refuses anything that is not a regular file (a FIFO
+would block the reader forever), files that are too big, not UTF-8, carry a BOM, don't parse, repeat a
+key, have keys that are not strings, or use anchors, aliases, merge keys or tags. Those are refused while
+the document is composed, before ruamel builds Python objects from it, because ruamel's own handling of
+several of them (a merge key in a flow mapping, ``!!omap``) crashes instead of raising a YAML error.
+Values Python can't build (an integer past its digit limit, 2020-13-45) are refused as they are built.
+Each refusal is one ``UserError`` line naming the file and line. Nothing here writes.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
+import stat
+import sys
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.composer import Composer
+from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.nodes import MappingNode, ScalarNode
 
 from expertise_kit.errors import FileMissing, UserError
 
@@ -24,6 +35,8 @@ __all__ = [
     "MAX_FILE_BYTES",
     "LoadedYaml",
     "load_yaml_file",
+    "read_text_file",
+    "decode_text",
     "parse_yaml_text",
     "round_trip_yaml",
     "fragment_yaml",
@@ -41,9 +54,124 @@ _BOMS = (
 )
 
 
+_CORE_TAG = "tag:yaml.org,2002:"
+_STR_TAG = _CORE_TAG + "str"
+_MERGE_TAG = _CORE_TAG + "merge"
+# What a plain scalar may resolve to. Others are YAML 1.1 oddities ruamel still resolves: `<<` (merge), `=`.
+_SCALAR_TAGS = frozenset(_CORE_TAG + name for name in ("str", "int", "float", "bool", "null", "timestamp"))
+
+
+class _Refused(Exception):
+    """Raised from inside ruamel's loader; ``parse_yaml_text`` turns it into a ``UserError`` with the path."""
+
+    def __init__(self, message: str, mark: Any, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = None if mark is None else mark.line + 1
+        self.hint = hint
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shown_tag(tag: Any) -> str:
+    text = str(tag)
+    return "!!" + text[len(_CORE_TAG) :] if text.startswith(_CORE_TAG) else text
+
+
+class _GuardedComposer(Composer):
+    """Refuses what we never accept while the node tree is built, so nothing hostile gets constructed."""
+
+    def compose_document(self) -> Any:
+        self._keys_seen: dict[int, set[str]] = {}
+        return super().compose_document()
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.parser.peek_event()
+        if isinstance(event, AliasEvent) or event.anchor is not None:
+            sign = "*" if isinstance(event, AliasEvent) else "&"
+            raise _Refused(
+                f"anchors and aliases are not allowed (found {sign}{event.anchor})",
+                event.start_mark,
+                "write the value out in full; aliases can hide an alias bomb",
+            )
+        tag = getattr(event, "tag", None)  # None unless the file wrote one; an alias event has none
+        if tag is not None:
+            # Every explicit tag is refused, standard or not: !!omap, !!set and !!pairs make ruamel build
+            # types it then crashes on, !!binary makes bytes, !!python/... asks for objects.
+            raise _Refused(
+                f"YAML tags are not allowed (found {_shown_tag(tag)})",
+                event.start_mark,
+                "remove the tag; quote the value if you meant it as text",
+            )
+        node = super().compose_node(parent, index)
+        if isinstance(parent, MappingNode) and index is None:  # ruamel composes a mapping's keys with no index
+            self._check_key(parent, node)
+        elif isinstance(node, ScalarNode) and node.tag not in _SCALAR_TAGS:
+            meaning = "a merge key" if node.tag == _MERGE_TAG else f"a YAML {_shown_tag(node.tag)}"
+            raise _Refused(f"a bare {node.value} is read as {meaning}", node.start_mark, f"quote it: '{node.value}'")
+        return node
+
+    def _check_key(self, mapping: Any, key: Any) -> None:
+        if not isinstance(key, ScalarNode):
+            raise _Refused("complex mapping keys are not allowed", key.start_mark, "use a plain string key")
+        if key.tag == _MERGE_TAG:
+            raise _Refused(
+                "merge keys (<<) are not allowed", key.start_mark, "write the keys out in full, or quote '<<'"
+            )
+        if key.tag != _STR_TAG:
+            # `1:` and `true:` are equal as Python keys, so ruamel would call them duplicates; and no key of
+            # ours is a number, a date or null.
+            shown = _shown(key.value) or "null"
+            raise _Refused(f"key {shown} is not a string", key.start_mark, f"quote it: '{_shown(key.value)}'")
+        seen = self._keys_seen.setdefault(id(mapping), set())
+        if key.value in seen:
+            hint = "each key may appear once; merge or rename"
+            raise _Refused(f'found duplicate key "{_shown(key.value)}"', key.start_mark, hint)
+        seen.add(key.value)
+
+
+class _GuardedConstructor(RoundTripConstructor):
+    """Turns a scalar Python can't build into a refusal naming its line, instead of a traceback."""
+
+    def construct_non_recursive_object(self, node: Any, tag: Any = None) -> Any:
+        if not isinstance(node, ScalarNode):
+            return super().construct_non_recursive_object(node, tag)
+        try:
+            return super().construct_non_recursive_object(node, tag)
+        except (ValueError, OverflowError) as exc:
+            raise _value_refusal(node, exc) from None
+
+
+def _value_refusal(node: Any, exc: Exception) -> _Refused:
+    kind = str(node.tag).removeprefix(_CORE_TAG)
+    value = str(node.value)
+    if kind == "int":
+        digits = sum(ch.isdigit() for ch in value)
+        limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+        return _Refused(
+            f"integer of {digits:,} digits is too long" + (f" (Python reads at most {limit:,})" if limit else ""),
+            node.start_mark,
+            "shorten it, or quote it if it is text",
+        )
+    if kind == "timestamp":
+        reason = str(exc)
+        if "offset" in reason:  # Python's says "offset must be a timedelta strictly between -timedelta(...)..."
+            reason = "time zone offset must be under 24 hours"
+        return _Refused(
+            f"{_shown(value)!r} is not a real date or time ({reason})",
+            node.start_mark,
+            "write a real one such as 2026-01-31T12:00:00Z, or quote it if it is text",
+        )
+    return _Refused(f"cannot read the value {_shown(value)!r} ({exc})", node.start_mark, "quote it if it is text")
+
+
 def round_trip_yaml() -> YAML:
-    """The parser for files on disk: round-trip mode, quotes kept, duplicate keys refused."""
+    """The parser for files on disk: round-trip mode, quotes kept, and everything hostile refused."""
     yaml = YAML()  # typ="rt"
+    yaml.Composer = _GuardedComposer
+    yaml.Constructor = _GuardedConstructor
     yaml.preserve_quotes = True
     yaml.allow_duplicate_keys = False
     yaml.width = _WIDTH
@@ -78,27 +206,72 @@ class LoadedYaml:
     plain: dict[str, Any]
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _not_regular(mode: int, path: Path) -> UserError:
+    if stat.S_ISDIR(mode):
+        return UserError("is a directory, not a file", path=path, hint="move it aside")
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return UserError(
+        f"is {kind}, not a regular file",
+        path=path,
+        hint="replace it with a regular YAML file; reading it could block forever",
+    )
+
+
+def _os_error(exc: OSError, path: Path) -> UserError:
+    if exc.errno == errno.ENOENT:
+        if os.path.islink(path):
+            return FileMissing(
+                f"is a symlink to {os.readlink(path)}, which does not exist",
+                path=path,
+                hint="fix or remove the link",
+            )
+        return FileMissing("file not found", path=path, hint="run `expertise init` to create it")
+    if exc.errno == errno.ELOOP:
+        return UserError("is a symlink loop", path=path, hint="replace the link with a regular file")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return UserError("permission denied reading it", path=path, hint="check its permissions")
+    if exc.errno == errno.EISDIR:
+        return UserError("is a directory, not a file", path=path, hint="move it aside")
+    return UserError(f"cannot read it ({exc.strerror or exc})", path=path, hint="check the path")
+
+
 def _read_bytes(path: Path) -> bytes:
+    # Look before opening: opening a FIFO for reading blocks until a writer appears, which may be never.
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > MAX_FILE_BYTES:
-                raise UserError(
-                    f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit",
-                    path=path,
-                    hint="an expertise file this big is not one we wrote; trim it or move it aside",
-                )
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(mode, path)
+        # O_NONBLOCK in case a FIFO was swapped in since the stat; fstat below catches that too.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _os_error(exc, path) from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(info.st_mode, path)
+        if info.st_size > MAX_FILE_BYTES:
+            raise UserError(
+                f"file is {info.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit",
+                path=path,
+                hint="an expertise file this big is not one we wrote; trim it or move it aside",
+            )
+        try:
             # Read one byte past the limit so a file growing under us is still caught.
             return handle.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise FileMissing("file not found", path=path, hint="run `expertise init` to create it") from None
-    except IsADirectoryError:
-        raise UserError("is a directory, not a file", path=path, hint="move it aside") from None
-    except PermissionError:
-        raise UserError("permission denied reading it", path=path, hint="check its permissions") from None
+        except OSError as exc:
+            raise _os_error(exc, path) from None
 
 
-def _decode(raw: bytes, path: Path) -> str:
+def decode_text(raw: bytes, path: Path) -> str:
+    """UTF-8 text of ``raw``, refusing a byte-order mark, invalid UTF-8 or more than ``MAX_FILE_BYTES``."""
     for bom, name in _BOMS:
         if raw.startswith(bom):
             raise UserError(
@@ -140,32 +313,13 @@ def _yaml_error(exc: YAMLError, path: Path, text: str) -> UserError:
     return UserError(f"invalid YAML: {problem}", path=path, line=line, hint="fix it by hand; it was not changed")
 
 
-def _line(node: Any) -> int | None:
-    lc = getattr(node, "lc", None)
-    return None if lc is None or lc.line is None else lc.line + 1
-
-
-def _anchor(node: Any) -> str | None:
-    anchor = getattr(node, "anchor", None)
-    return getattr(anchor, "value", None) if anchor is not None else None
+_MAX_INT_BITS = 4096  # far beyond any counter, and well inside what Python prints as decimal
 
 
 def _to_plain(node: Any, path: Path, line: int | None, depth: int = 0) -> Any:
-    """Plain Python from the round-trip tree, refusing anchors, aliases and custom tags on the way."""
+    """Plain Python from the round-trip tree (anchors, tags and odd keys were refused while composing)."""
     if depth > 64:
         raise UserError("nested more than 64 levels deep", path=path, line=line, hint="flatten it")
-    name = _anchor(node)
-    if name is not None:
-        raise UserError(
-            f"anchors and aliases are not allowed (found &{name})",
-            path=path,
-            line=_line(node) or line,
-            hint="write the value out in full; aliases can hide an alias bomb",
-        )
-    if isinstance(node, TaggedScalar) or (
-        isinstance(node, (CommentedMap, CommentedSeq)) and getattr(node.tag, "value", None)
-    ):
-        raise UserError("custom YAML tags are not allowed", path=path, line=_line(node) or line, hint="remove the tag")
     if isinstance(node, dict):
         result: dict[Any, Any] = {}
         for key, value in node.items():
@@ -173,8 +327,6 @@ def _to_plain(node: Any, path: Path, line: int | None, depth: int = 0) -> Any:
             if isinstance(node, CommentedMap):
                 position = node.lc.data.get(key)
                 key_line = position[0] + 1 if position else line
-            if isinstance(key, (dict, list)):
-                raise UserError("complex mapping keys are not allowed", path=path, line=key_line)
             result[_to_plain(key, path, key_line, depth + 1)] = _to_plain(value, path, key_line, depth + 1)
         return result
     if isinstance(node, list):
@@ -191,6 +343,14 @@ def _to_plain(node: Any, path: Path, line: int | None, depth: int = 0) -> Any:
     if isinstance(node, str):
         return str(node)
     if isinstance(node, int):
+        if node.bit_length() > _MAX_INT_BITS:
+            # `0xfff...` parses, but no decimal form of it can be printed (`show --json`, the render cache).
+            raise UserError(
+                f"integer of {node.bit_length():,} bits is too large to use",
+                path=path,
+                line=line,
+                hint="shorten it, or quote it if it is text",
+            )
         return int(node)
     if isinstance(node, float):
         return float(node)
@@ -206,6 +366,8 @@ def parse_yaml_text(text: str, path: Path) -> LoadedYaml:
     yaml = round_trip_yaml()
     try:
         tree = yaml.load(text)
+    except _Refused as exc:
+        raise UserError(exc.message, path=path, line=exc.line, hint=exc.hint) from None
     except YAMLError as exc:
         raise _yaml_error(exc, path, text) from None
     except RecursionError:
@@ -223,9 +385,13 @@ def parse_yaml_text(text: str, path: Path) -> LoadedYaml:
     return LoadedYaml(path=path, text=text, tree=tree, plain=plain)
 
 
+def read_text_file(path: Path) -> str:
+    """A file's text, with the same refusals as ``load_yaml_file`` short of parsing it."""
+    return decode_text(_read_bytes(path), path)
+
+
 def load_yaml_file(path: Path) -> LoadedYaml:
-    raw = _read_bytes(path)
-    return parse_yaml_text(_decode(raw, path), path)
+    return parse_yaml_text(read_text_file(path), path)
 
 
 def line_of(tree: CommentedMap, loc: tuple[int | str, ...]) -> int | None:

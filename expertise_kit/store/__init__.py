@@ -24,7 +24,7 @@ from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.sightings import add_sighting, combine_sightings
 from expertise_kit.document.splice import Append, Edit, Replace
 from expertise_kit.errors import UserError
-from expertise_kit.project import Project
+from expertise_kit.project import Project, ensure_inside
 from expertise_kit.store.transaction import Transaction, describe_entry, restore_pending_entries
 from expertise_kit.versioning.commit import CommitOutcome
 from expertise_kit.vocab import FAILURES, FILES, section, section_names
@@ -93,6 +93,7 @@ class Store:
         """Hold the write lock; on the way in, tidy after dead writers and restore entries git discarded."""
         ensure_writable(self.project.expertise_dir)
         with write_lock(self.project.lock_path):
+            ensure_inside(self.project)  # `.expertise` swapped for a link since the project was found
             remove_stale_temps(self.project.expertise_dir)
             restore_pending_entries(self)
             yield

@@ -56,7 +56,10 @@ def entry_map(plain: dict[str, Any] | None) -> dict[tuple[str, str], Any]:
     """``(section, id) -> raw item``, in file order. Items that don't validate get a positional key."""
     result: dict[tuple[str, str], Any] = {}
     for section in section_names():
-        for index, raw in enumerate((plain or {}).get(section) or []):
+        items = (plain or {}).get(section)
+        if not isinstance(items, list):
+            continue  # `patterns: 5` in an old version: no entries to compare, and no crash
+        for index, raw in enumerate(items):
             try:
                 key = item_id(section, parse_item(section, raw))
             except ValidationError:

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
+from expertise_kit.document.yamlio import MAX_FILE_BYTES, decode_text
 from expertise_kit.errors import UserError
 from expertise_kit.project import Project
 from expertise_kit.versioning.commit import TRAILER_PREFIX, pending_revisions
 from expertise_kit.versioning.entrydiff import diff_versions, parse_version
 from expertise_kit.versioning.git import GitError, open_repo, run_git
 
-__all__ = ["HistoryRow", "read_history", "read_file_at", "domain_files_in", "pathspec"]
+__all__ = ["HistoryRow", "read_history", "read_file_at", "read_version", "domain_files_in", "pathspec"]
 
 _FIELD = "\x1f"
 _RECORD = "\x1e"
@@ -148,6 +150,31 @@ def read_file_at(repo: Any, rev: str, path: str) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
+def read_version(repo: Any, rev: str, path: str) -> dict[str, Any] | None:
+    """Plain data of ``path`` as of ``rev``, or None if it isn't there.
+
+    A version that can't be read (bad YAML, a value Python can't build, not UTF-8, too big) raises one
+    ``UserError`` naming the revision and the file: once committed, such a version stays in history even
+    after the file is fixed, so the message must say which version it is and how to look at it.
+    """
+    short = rev[:12]
+    hint = f"that version can't be read; look at it with `git show {short}:{path}`"
+    try:
+        blob = repo.commit(rev).tree / path
+    except KeyError:
+        return None
+    if blob.type != "blob":
+        raise UserError(f"as of {short}: is a {blob.type}, not a file", path=path, hint=hint)
+    if blob.size > MAX_FILE_BYTES:
+        raise UserError(
+            f"as of {short}: is {blob.size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit", path=path, hint=hint
+        )
+    try:
+        return parse_version(decode_text(blob.data_stream.read(), Path(path)), path)
+    except UserError as exc:
+        raise UserError(f"as of {short}: {exc.message}", path=path, line=exc.line, hint=hint) from None
+
+
 def domain_files_in(paths: list[str], project: Project) -> list[str]:
     assert project.git is not None
     prefix = pathspec(project, None)
@@ -175,15 +202,15 @@ def _fill_hand_made(project: Project, repo: Any, rows: list[HistoryRow], domain:
         try:
             parents = repo.commit(row.commit).parents
             for path in files:
-                before = parse_version(read_file_at(repo, parents[0].hexsha, path) if parents else None, path)
-                after = parse_version(read_file_at(repo, row.commit, path), path)
+                before = read_version(repo, parents[0].hexsha, path) if parents else None
+                after = read_version(repo, row.commit, path)
                 for change in diff_versions(path, before, after).changes:
                     if change.kind == "added":
                         added.append(change.id)
                     elif change.kind == "removed":
                         removed.append(change.id)
         except UserError:
-            continue  # a version that doesn't parse: leave its entries unknown
+            continue  # a version that can't be read: its entry changes stay unknown ("?" in the listing)
         row.added, row.removed = added, removed
 
 
