@@ -11,11 +11,14 @@ import os
 import sys
 import time
 
+from expertise_kit.vocab import agent as _agent
+from expertise_kit.vocab import agent_names
+
 TYPE_CHECKING = False  # typing and dataclasses cost milliseconds on every prompt
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["main", "AGENT_EVENTS"]
+__all__ = ["main"]
 
 MAX_STDIN = 4 << 20
 # The most YAML the hook parses before answering: about half a second of ruamel and pydantic on a busy
@@ -43,13 +46,6 @@ def _mentioned_files(prompt: str, limit: int = 32, longest: int = 1000) -> list[
     return list(found)
 
 
-# The event each agent fires before a task, by agent, and how it takes extra context.
-AGENT_EVENTS: dict[str, dict[str, str]] = {
-    "claude-code": {"prompt": "UserPromptSubmit", "start": "SessionStart"},
-    "codex": {"prompt": "UserPromptSubmit", "start": "SessionStart"},
-    "gemini": {"prompt": "BeforeAgent", "start": "SessionStart"},
-    "cursor": {"prompt": "beforeSubmitPrompt", "start": "sessionStart"},
-}
 
 
 def _find_expertise(start: str) -> str | None:
@@ -148,7 +144,7 @@ def _emit(agent: str, event: str, text: str) -> None:
         return
     from expertise_kit.fast.fastjson import quote
 
-    if agent == "cursor":
+    if _agent(agent).output == "additional_context":
         payload = '{"additional_context": ' + quote(text) + "}"
     else:
         payload = (
@@ -207,7 +203,8 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
         raise _Quiet(f"{broken[0]} (fix the file; no expertise was injected)")
     if domains:
         result = render_section(cache, domains, task=task, files=files)
-        event = str(payload.get("hook_event_name") or AGENT_EVENTS[agent]["prompt" if prompt else "start"])
+        spec = _agent(agent)
+        event = str(payload.get("hook_event_name") or (spec.prompt_event if prompt else None) or spec.start_event)
         _emit(agent, event, result.text)
     return note
 
@@ -295,8 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         mode = args[0] if args else ""
         agent = args[args.index("--agent") + 1] if "--agent" in args else "claude-code"
-        if mode not in ("pre", "post") or agent not in AGENT_EVENTS:
-            raise _Quiet(f"usage: python -m expertise_kit.hook pre|post --agent {'|'.join(AGENT_EVENTS)}")
+        if mode not in ("pre", "post") or agent not in agent_names():
+            raise _Quiet(f"usage: python -m expertise_kit.hook pre|post --agent {'|'.join(agent_names())}")
         raw = _read_stdin()
         from expertise_kit.fast.fastjson import loads
 

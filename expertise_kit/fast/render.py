@@ -13,6 +13,7 @@ import math
 
 from expertise_kit.fast.classify import tokens
 from expertise_kit.fast.fastjson import quote
+from expertise_kit.vocab import FAILURES, FILES, RENDER_GROUPS, section
 
 TYPE_CHECKING = False  # the hook's path: no typing or dataclasses imports (~9 ms)
 if TYPE_CHECKING:
@@ -49,15 +50,9 @@ _CONTROL = {
 }  # fmt: skip
 _STRIP = dict.fromkeys(_CONTROL)
 
-# (group key, heading, rank): corrections first, as the learning-retriever seed ranks them.
-_GROUPS = (
-    ("corrections", "Corrections: failures and what fixed them", 0),
-    ("pitfalls", "Known pitfalls", 1),
-    ("practices", "Patterns and practices", 2),
-    ("worked", "What worked before", 3),
-    ("files", "Key files", 4),
-)
-_RANK = {key: rank for key, _, rank in _GROUPS}
+# Headings render in the vocabulary's order: corrections (failures with a known fix) lead, since an
+# agent that is told what went wrong, and what fixed it, avoids repeating it.
+_RANK = {key: rank for rank, (key, _) in enumerate(RENDER_GROUPS)}
 
 
 class RenderResult:
@@ -109,21 +104,17 @@ def _inert_path(path: str) -> str:
 
 
 def _group(entry: dict[str, Any]) -> str:
-    section = entry["section"]
-    if section == "learned_from_failures":
-        return "corrections" if entry.get("solution") else "pitfalls"
-    if section in ("patterns", "best_practices"):
-        return "practices"
-    if section == "core_files":
-        return "files"
-    return "worked"
+    spec = section(entry["section"])
+    if spec.kind == FAILURES and not entry.get("solution"):
+        return "pitfalls"  # a failure with no known fix is a warning, not a correction
+    return spec.group
 
 
 def _line(entry: dict[str, Any]) -> str:
-    section = entry["section"]
-    if section == "core_files":
+    kind = section(entry["section"]).kind
+    if kind == FILES:
         return f"- {_inert_path(str(entry.get('path', '')))}"
-    if section == "learned_from_failures":
+    if kind == FAILURES:
         text = f"- {_quote(entry.get('issue') or '')}"
         if entry.get("error"):
             text += f" failed with {_quote(entry['error'])}"
@@ -257,7 +248,7 @@ def render_section(
     if not picked:
         return RenderResult("", chosen, [], dropped)
     body = []
-    for group, heading, _ in _GROUPS:
+    for group, heading in RENDER_GROUPS:
         members = [e["line"] for e in picked if e["group"] == group]
         if members:
             body.append(f"\n### {heading}")
