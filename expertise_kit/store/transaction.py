@@ -38,7 +38,7 @@ from expertise_kit.versioning.objects import UNKNOWN, blob_id, committed_blob, g
 if TYPE_CHECKING:
     from expertise_kit.store import Store
 
-__all__ = ["Transaction", "Planned", "describe_entry", "restore_pending_entries"]
+__all__ = ["Transaction", "Planned", "describe_entry", "restore_pending_entries", "committed_holds"]
 
 _RECOVERY_ATTEMPTS = 3
 
@@ -157,7 +157,7 @@ class Transaction:
         if outcome.sha is not None and git is not None:
             for path in dict.fromkeys(paths):
                 data = _read_bytes(path)
-                if data is not None and not _holds(self.store, outcome.sha, path, data):
+                if data is not None and not committed_holds(self.store, outcome.sha, path, data):
                     return CommitOutcome(
                         deferred=f"{self.store.relative(path)} changed while it was being committed",
                         hint="run `expertise history --sync` again",
@@ -192,7 +192,7 @@ class Transaction:
             return outcome
         expected = {p.path: p.data for p in self.planned.values()}
         sha = outcome.sha
-        if sha is not None and all(_holds(self.store, sha, path, data) for path, data in expected.items()):
+        if sha is not None and all(committed_holds(self.store, sha, path, data) for path, data in expected.items()):
             return outcome
         for _ in range(_RECOVERY_ATTEMPTS):
             if busy_reason(git, index_wait=2.0) is not None:
@@ -202,7 +202,7 @@ class Transaction:
             if retried.deferred is not None:
                 return retried  # recorded as pending by commit_revision itself
             if retried.sha is not None and all(
-                (data := _read_bytes(path)) is not None and _holds(self.store, retried.sha, path, data)
+                (data := _read_bytes(path)) is not None and committed_holds(self.store, retried.sha, path, data)
                 for path in expected
             ):
                 return retried
@@ -220,7 +220,7 @@ class Transaction:
             current = _read_bytes(planned.path)
             if current == planned.data:
                 continue
-            if current is None or (head is not None and _holds(self.store, head, planned.path, current)):
+            if current is None or (head is not None and committed_holds(self.store, head, planned.path, current)):
                 write_atomic(planned.path, planned.data)
         restore_pending_entries(self.store, only=revision)
 
@@ -241,7 +241,7 @@ def _read_bytes(path: Path) -> bytes | None:
         return None
 
 
-def _holds(store: Store, sha: str, path: Path, data: bytes) -> bool:
+def committed_holds(store: Store, sha: str, path: Path, data: bytes) -> bool:
     """Whether commit ``sha`` holds exactly ``data`` at ``path``."""
     git = store.project.git
     assert git is not None
