@@ -137,6 +137,31 @@ def test_the_context_of_a_secret_stays() -> None:
     assert redact(PLANTED["mysql"].phrase) == "mysql -u root -p[REDACTED:cli-password] shop < dump.sql"
     assert redact('"password": "hunter2xyz"') == '"password": "[REDACTED:assignment]"'
     assert redact(PLANTED["openai_dash_tail"].phrase + " tail") == "[REDACTED:openai] tail"
+    # A kind found first keeps its name inside a URL.
+    gitlab = PLANTED["gitlab"].secret
+    assert redact(f"origin https://oauth2:{gitlab}@gitlab.example.test/x.git") == (
+        "origin https://oauth2:[REDACTED:gitlab]@gitlab.example.test/x.git"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('log: {\\"db_password\\": \\"hunter2xyz\\"}', "hunter2xyz"),  # JSON inside a JSON string
+        ("redis-cli -u redis://:Rz8v@Qp2LmN4x@cache.example.test:6379", "Rz8v@Qp2LmN4x"),  # `@` in the password
+        ("DB_PW=Lk7Mz2Pq9X ./migrate", "Lk7Mz2Pq9X"),
+        ("SMTP_PASSPHRASE='correct horse battery'", "correct horse battery"),
+        ('curl --user "admin:Gm7Px2Rv9Kt4" https://api.example.test', "Gm7Px2Rv9Kt4"),
+        ("mysqldump -uroot -p'V9x mQ2wLz7' shop", "V9x mQ2wLz7"),
+        ("wget --http-password=Np5Cz8Wt3Kq7 https://files.example.test/a.tgz", "Np5Cz8Wt3Kq7"),
+        ("sshpass -pWd3Fh8Jk2Ls6 scp a web1:", "Wd3Fh8Jk2Ls6"),
+        ("PASSWORD=abc\\defghi1", "abc\\defghi1"),
+    ],
+)
+def test_harder_shapes_are_redacted(text: str, secret: str) -> None:
+    scrubbed = redact(text)
+    assert _leaks(secret, scrubbed) == [] and secret[:6] not in scrubbed, scrubbed
+    assert redact(scrubbed) == scrubbed
 
 
 LEGIT = [

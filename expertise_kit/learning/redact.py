@@ -79,11 +79,17 @@ def _redact_group(match: re.Match[str], kind: str) -> str:
     return whole[:start] + f"{quote}[REDACTED:{kind}]{quote}" + whole[end:]
 
 
+_ONLY_MARKER = re.compile(_MARKER)
+
+
 def _value(kind: str, *, check: bool = True) -> Replace:
-    """Redact the ``value`` group; with ``check``, leave a harmless one (``$TOKEN``, ``<pw>``, ``123``)."""
+    """Redact the ``value`` group; with ``check``, leave a harmless one (``$TOKEN``, ``<pw>``, ``123``).
+
+    A value some earlier kind redacted already keeps that kind (`oauth2:[REDACTED:gitlab]@`)."""
 
     def replace(match: re.Match[str]) -> str:
-        if check and _harmless(match.group("value")):
+        value = match.group("value")
+        if _ONLY_MARKER.fullmatch(value) or (check and _harmless(value)):
             return match.group(0)
         return _redact_group(match, kind)
 
@@ -105,7 +111,7 @@ _STRONG_NAME = re.compile(
     re.I,
 )
 # `PASS` alone is a test result (`--- PASS: TestX`): it counts with `=`, or with a prefix (`db_pass:`).
-_PASS_NAME = re.compile(r"(?:.*[A-Za-z0-9][_.-])?pass(?:phrase)?", re.I | re.S)
+_PASS_NAME = re.compile(r"(?:.*[A-Za-z0-9][_.-])?(?:pass(?:phrase)?|pw)", re.I | re.S)
 # `STRIPE_KEY` holds a secret, `SORT_KEY` a column name: for these the value must look generated.
 _KEY_NAME = re.compile(r".*[A-Za-z0-9][_.-](?:key|KEY|Key)|[a-z0-9]+Key", re.S)
 
@@ -121,6 +127,8 @@ def _name_before(text: str, end: int) -> str:
         i -= 1
     if i > stop and text[i - 1] in "\"'":
         i -= 1
+        if i > stop and text[i - 1] == "\\":  # JSON inside a JSON string: \"password\": \"...\"
+            i -= 1
     start = i
     while start > stop and text[start - 1] in _NAME_CHARS:
         start -= 1
@@ -265,9 +273,10 @@ _TABLE: tuple[SecretKind, ...] = (
     _context(
         "url-password",
         "passwords in URLs (`scheme://user:pw@host`, `redis://:pw@host`), `/` in the password included",
-        # The user may be empty (redis); a password may hold `/`, but digits then `/` are a port.
+        # The user may be empty (redis); a password may hold `/`, but digits then `/` are a port; it may
+        # hold `@` when another `@` follows before any `/`.
         (
-            _SCHEME + r"[^\s/:@\"'<>\[\]]*:(?P<value>(?!\d+(?:[/?#]|$))[^\s@\"'<>]+)@",
+            _SCHEME + r"[^\s/:@\"'<>\[\]]*:(?P<value>(?!\d+(?:[/?#]|$))(?:[^\s@\"'<>]|@(?=[^\s/\"'<>]*@))+)@",
             _value("url-password", check=False),
         ),
         needles=("://",),
@@ -305,10 +314,10 @@ _TABLE: tuple[SecretKind, ...] = (
             # Found from the operator, the name then read backwards and judged in Python: a regex that
             # opens on the name is tried at every position, 5x slower on long text, and one that searched
             # each name for each secret word was 30x slower.
-            r"(?P<op>:=|=|:)\s*(?P<value>" + _MARKER + r"|\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'}\]]+)",
+            r"(?P<op>:=|=|:)\s*(?P<value>" + _MARKER + r"|\"[^\"\n]*\"|'[^'\n]*'|\\\"[^\"\n]*?\\\"|[^\s,;\"'}\]]+)",
             _assignment,
         ),
-        needles=("secret", "pass", "pwd", "token", "key", "credential"),
+        needles=("secret", "pass", "pw", "token", "key", "credential"),
     ),
     _context(
         "bearer",
