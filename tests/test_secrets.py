@@ -156,6 +156,8 @@ def test_the_context_of_a_secret_stays() -> None:
         ("wget --http-password=Np5Cz8Wt3Kq7 https://files.example.test/a.tgz", "Np5Cz8Wt3Kq7"),
         ("sshpass -pWd3Fh8Jk2Ls6 scp a web1:", "Wd3Fh8Jk2Ls6"),
         ("PASSWORD=abc\\defghi1", "abc\\defghi1"),
+        ("= SECRET_KEY=hunter2-correct-horse", "hunter2-correct-horse"),  # an operator before the name
+        ("options: DB_PASS=hunter2xyz", "hunter2xyz"),
     ],
 )
 def test_harder_shapes_are_redacted(text: str, secret: str) -> None:

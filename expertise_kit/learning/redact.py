@@ -27,7 +27,9 @@ from dataclasses import dataclass
 
 __all__ = ["redact", "redact_counting", "SECRET_KINDS", "SecretKind"]
 
-Replace = Callable[[re.Match[str]], str]
+# What a match becomes, or None to leave it. The text replaced runs from the match's start to its end or
+# to the end of its ``value`` group, whichever is later: the assignment rule finds its value in a look ahead.
+Replace = Callable[[re.Match[str]], "str | None"]
 _MARKER = r"\[REDACTED:[a-z0-9-]+\]"
 
 
@@ -70,12 +72,16 @@ def _generated(value: str) -> bool:
     return len(bare) >= 10 and any(c.isdigit() for c in bare) and any(c.isalpha() for c in bare)
 
 
+def _end(match: re.Match[str]) -> int:
+    return max(match.end(), match.end("value")) if "value" in match.re.groupindex else match.end()
+
+
 def _redact_group(match: re.Match[str], kind: str) -> str:
     """The match with its ``value`` group replaced by the marker; a quoted value keeps its quotes."""
     value = match.group("value")
     quote = value[0] if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1 else ""
-    whole = match.group(0)
-    start, end = match.start("value") - match.start(0), match.end("value") - match.start(0)
+    whole = match.string[match.start() : _end(match)]
+    start, end = match.start("value") - match.start(), match.end("value") - match.start()
     return whole[:start] + f"{quote}[REDACTED:{kind}]{quote}" + whole[end:]
 
 
@@ -87,10 +93,10 @@ def _value(kind: str, *, check: bool = True) -> Replace:
 
     A value some earlier kind redacted already keeps that kind (`oauth2:[REDACTED:gitlab]@`)."""
 
-    def replace(match: re.Match[str]) -> str:
+    def replace(match: re.Match[str]) -> str | None:
         value = match.group("value")
         if _ONLY_MARKER.fullmatch(value) or (check and _harmless(value)):
-            return match.group(0)
+            return None
         return _redact_group(match, kind)
 
     return replace
@@ -135,10 +141,10 @@ def _name_before(text: str, end: int) -> str:
     return text[start:i]
 
 
-def _assignment(match: re.Match[str]) -> str:
+def _assignment(match: re.Match[str]) -> str | None:
     value = match.group("value")
     if _harmless(value):
-        return match.group(0)
+        return None
     name = _name_before(match.string, match.start())
     if name and (
         _STRONG_NAME.search(name)
@@ -146,7 +152,7 @@ def _assignment(match: re.Match[str]) -> str:
         or (_KEY_NAME.fullmatch(name) and _generated(value))
     ):
         return _redact_group(match, "assignment")
-    return match.group(0)
+    return None
 
 
 # A shell word as a value: quoted, or up to the next blank, quote or shell operator.
@@ -313,8 +319,9 @@ _TABLE: tuple[SecretKind, ...] = (
         (
             # Found from the operator, the name then read backwards and judged in Python: a regex that
             # opens on the name is tried at every position, 5x slower on long text, and one that searched
-            # each name for each secret word was 30x slower.
-            r"(?P<op>:=|=|:)\s*(?P<value>" + _MARKER + r"|\"[^\"\n]*\"|'[^'\n]*'|\\\"[^\"\n]*?\\\"|[^\s,;\"'}\]]+)",
+            # each name for each secret word was 30x slower. The value is looked ahead at, so the search
+            # goes on right after the operator: `= SECRET=x` still finds `SECRET=x`.
+            r"(?P<op>:=|=|:)(?=\s*(?P<value>" + _MARKER + r"|\"[^\"\n]*\"|'[^'\n]*'|\\\"[^\"\n]*?\\\"|[^\s,;\"'}\]]+))",
             _assignment,
         ),
         needles=("secret", "pass", "pw", "token", "key", "credential"),
@@ -361,6 +368,21 @@ def _decoded(blob: str) -> str | None:
     return raw.decode("utf-8", "replace") if _CONTROL_BYTES.isdisjoint(raw) else None
 
 
+def _apply(pattern: re.Pattern[str], replace: Replace, text: str, kind: str, counts: dict[str, int]) -> str:
+    pieces: list[str] = []
+    done = 0
+    for match in pattern.finditer(text):
+        if match.start() < done:
+            continue  # inside a value just replaced
+        new = replace(match)
+        if new is None:
+            continue
+        pieces += (text[done : match.start()], new)
+        done = _end(match)
+        counts[kind] = counts.get(kind, 0) + 1
+    return "".join([*pieces, text[done:]]) if pieces else text
+
+
 def _scan(text: str, counts: dict[str, int]) -> str:
     lowered = text.lower()
     present = {name for needle, name in _NEEDLES if needle in lowered}
@@ -368,14 +390,7 @@ def _scan(text: str, counts: dict[str, int]) -> str:
         if kind.needles and kind.name not in present:
             continue
         for pattern, replace in kind.rules:
-
-            def counted(match: re.Match[str], name: str = kind.name, replace: Replace = replace) -> str:
-                new = replace(match)
-                if new != match.group(0):
-                    counts[name] = counts.get(name, 0) + 1
-                return new
-
-            text = pattern.sub(counted, text)
+            text = _apply(pattern, replace, text, kind.name, counts)
     return text
 
 
