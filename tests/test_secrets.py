@@ -1,7 +1,8 @@
-"""Secrets never reach the YAML or the git history; real transcripts lose nothing legitimate."""
+"""Secrets never reach the YAML, the git history or --json output; real transcripts lose nothing legitimate."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -10,100 +11,159 @@ from typing import Any
 import pytest
 from builders import CWD, ClaudeSession
 from conftest import TRANSCRIPTS, Cli, git
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from expertise_kit.learning import extract as extract_module
 from expertise_kit.learning.redact import SECRET_KINDS, redact, redact_counting
 
+_ENV_FILE = "DB_PASSWORD=Pq9Xw4Lk7Mz2\nSTRIPE_KEY=Zr8Xc4Vb1Nm6Qw3E\n"
+
+
+class Planted:
+    """A made-up secret shaped like the real thing, the text it is usually seen in, and its kind."""
+
+    def __init__(self, kind: str, secret: str, phrase: str = "{}") -> None:
+        self.kind = kind
+        self.secret = secret
+        self.phrase = phrase.format(secret)
+
+
 # Shaped like the real thing, made up for this test.
-SECRETS: dict[str, str] = {
-    "aws": "AKIAIOSFODNN7EXAMPLE",
-    "github": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
-    "github_pat": "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS",
-    "anthropic": "sk-ant-api03-" + "Zx9" * 30,
-    "openai_proj": "sk-proj-" + "Qw8" * 20,
-    "openai": "sk-" + "Ab3De6Gh9" * 5 + "xyz",
-    "slack": "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx",
-    "stripe": "sk_live_" + "51HqLyjWDarjtT1zdp7dcXYZ",
-    "google": "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
-    "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFkYSJ9.c2lnbmF0dXJlX2hlcmVfMTIzNDU2",
-    "pem": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAC3NzaC1lZDI1NTE5AAAAIHh5\n-----END OPENSSH PRIVATE KEY-----",
-    "url_password": "s3cr3t-Passw0rd",
-    "bearer": "tok_live_8c1f4e2b9a7d6c5e4f3a2b1c",
-    "assignment": "hunter2-correct-horse",
+PLANTED: dict[str, Planted] = {
+    "aws": Planted("aws", "AKIAIOSFODNN7EXAMPLE"),
+    "github": Planted("github", "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
+    "github_pat": Planted("github", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"),
+    "gitlab": Planted("gitlab", "glpat-" + "Xk3vR9mQ2pL7wN4tY8zB"),
+    "anthropic": Planted("anthropic", "sk-ant-api03-" + "Zx9" * 30),
+    "openai_proj": Planted("openai", "sk-proj-" + "Qw8" * 20),
+    "openai": Planted("openai", "sk-" + "Ab3De6Gh9" * 5 + "xyz"),
+    "openai_dash_tail": Planted("openai", "sk-" + "Lm4Np7Qr2St5Uv8Wx1Yz" + "-" + "Ka9Jb8Hc7Gd6"),
+    "slack": Planted("slack", "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"),
+    "slack_app": Planted("slack", "xapp-1-A05B7C9D1E3-6234567890123-" + "a3f9c2e8b1d7a4c6e0f2b9d8c7a1e3f5b2d4c6a8e0f1"),
+    "stripe": Planted("stripe", "sk_live_" + "51HqLyjWDarjtT1zdp7dcXYZ"),
+    "google": Planted("google", "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"),
+    "google_oauth_secret": Planted("google", "GOCSPX-" + "q8Wm3Zr7Tn1Yb5Kx9Lc2Hv6Jd4Fs"),
+    "google_access_token": Planted("google", "ya29." + "a0AfB_byC7dE9fG1hI3jK5lM7nO9pQ1rS3tU5vW7xY9zA1bC3dE5fG7hI9"),
+    "pypi": Planted(
+        "pypi",
+        "pypi-AgEIcHlwaS5vcmc" + "CJDk4ZjM1YzYxLTU2OGItNDQ1Ny1hOTk0LTc3NTRkMmI3YmQ4OQACKlszLCJmYjQ5Y2RkYi1hMzgx",
+    ),
+    "npm": Planted("npm", "npm_" + "Q7xW2eR9tY4uI8oP3aS6dF1gH5jK0lZ3xC7v"),
+    "huggingface": Planted("huggingface", "hf_" + "QxWvTrEsYuIoPaLkJhGfDsAzXcVbNm1234"),
+    "sendgrid": Planted("sendgrid", "SG." + "ngeVfQFYQlKU0ufo8x5d1A" + "." + "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr"),
+    "docker": Planted("docker", "dckr_pat_" + "2b3e8f1a9c7d6e5f4a3b2c1d0e9"),
+    "digitalocean": Planted("digitalocean", "dop_v1_" + "7c4f9e2a8b1d6c3e5f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e"),
+    "shopify": Planted("shopify", "shpat_" + "9f3e7c1a5b8d2e6f4a0c9b7d3e1f5a8c"),
+    "jwt": Planted(
+        "jwt",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFkYSJ9.c2lnbmF0dXJlX2hlcmVfMTIzNDU2",
+    ),
+    "pem": Planted(
+        "private-key",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",  # the key body, whichever line it lands on
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\nAAAAC3NzaC1lZDI1NTE5AAAAIHh5\n-----END OPENSSH PRIVATE KEY-----",
+    ),
+    "url_password": Planted("url-password", "s3cr3t-Passw0rd", "git clone https://deploy:{}@git.example.test/shop.git"),
+    "url_password_empty_user": Planted(
+        "url-password", "Rz8vQp2LmN4xK7wT", "redis-cli -u redis://:{}@cache.example.test:6379/0 ping"
+    ),
+    "url_password_slash": Planted("url-password", "Tq7/Wz3+Kp9/Lm2x", "psql postgres://app:{}@db.example.test:5432/shop"),
+    "url_token": Planted("url-token", "x9Fk2Lm8Qp4Rt7Vw1Yz3B", "git clone https://{}@git.example.test/shop.git"),
+    "sentry": Planted(
+        "sentry", "4f8e2c1a9b7d6e5f3a2c1b0d9e8f7a6b", "SENTRY_DSN=https://{}@o123456.ingest.sentry.io/4507"
+    ),
+    "mysql": Planted("cli-password", "V9xmQ2wLz7", "mysql -u root -p{} shop < dump.sql"),
+    "cli_password_eq": Planted("cli-password", "Np5Cz8Wt3Kq7", "mongosh --username admin --password={} mongodb://db"),
+    "cli_password_space": Planted("cli-password", "Hq4Jx8Lm2Vz6", "mongosh --username admin --password {} --quiet"),
+    "curl_user": Planted("cli-password", "Gm7Px2Rv9Kt4", "curl -u admin:{} https://api.example.test/v1/items"),
+    "sshpass": Planted("cli-password", "Wd3Fh8Jk2Ls6", "sshpass -p {} ssh deploy@web1.example.test"),
+    "azure_account_key": Planted(
+        "azure",
+        "Kq8mZ3xW7pL2vN9tR4yB6cF1hJ5sD0gAEu3Io8Pa2Sd7Fg1Hj6Kl9Zx4Cv5Bn0MqWr2Ty7Ui3Op8As1De6Rf0G==",
+        "DefaultEndpointsProtocol=https;AccountName=shopstore;AccountKey={};EndpointSuffix=core.windows.net",
+    ),
+    "azure_sas": Planted(
+        "azure",
+        "Kd8%2Fm3Qx9Lz2Wp7Tn4Rv1Yb6Hc5Jf0Gs8Ae3Iu2Oy%3D",
+        "curl https://shopstore.blob.core.windows.net/c/x.txt?sv=2022-11-02&sp=r&se=2026-01-01&sig={}",
+    ),
+    "assignment": Planted("assignment", "hunter2-correct-horse", "SECRET_KEY={}"),
+    "db_pass": Planted("assignment", "hunter2xyz", "DB_PASS={} python manage.py migrate"),
+    "key_assignment": Planted("assignment", "Zr8Xc4Vb1Nm6Qw3E", "export STRIPE_KEY={}"),
+    "bearer": Planted("bearer", "tok_live_8c1f4e2b9a7d6c5e4f3a2b1c", 'curl -H "Authorization: Bearer {}" https://ci.test'),
+    "base64_env": Planted("base64-secret", base64.b64encode(_ENV_FILE.encode()).decode(), "echo {} | base64 -d > .env"),
 }
-NEEDLES = {
-    "pem": "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",  # the key body, whichever line it lands on
-}
 
 
-def _needle(kind: str) -> str:
-    return NEEDLES.get(kind, SECRETS[kind])
+def _runs(secret: str, size: int = 8) -> set[str]:
+    return {secret[i : i + size] for i in range(len(secret) - size + 1)}
 
 
-def _leaky_session() -> ClaudeSession:
-    s = ClaudeSession("5ec2e7a1-0000-4000-8000-000000000042")
-    s.prompt(f"Deploy with DEPLOY_TOKEN={SECRETS['assignment']} and fix the failing upload")
-    # Secrets in a command.
-    s.bash(
-        f'curl -H "Authorization: Bearer {SECRETS["bearer"]}" https://deploy:{SECRETS["url_password"]}@ci.example.test/v1'
-        f" && export STRIPE_KEY={SECRETS['stripe']}",
-        f"curl: (22) The requested URL returned error: 403 for key {SECRETS['aws']}",
-        exit_code=22,
+def _leaks(secret: str, text: str) -> list[str]:
+    """The 8-character runs of ``secret`` still found in ``text``: none may be left."""
+    return sorted(run for run in _runs(secret) if run in text)
+
+
+def test_every_kind_has_a_planted_example() -> None:
+    assert {planted.kind for planted in PLANTED.values()} == set(SECRET_KINDS)
+    assert set(SECRET_KINDS) >= {
+        "aws", "github", "gitlab", "anthropic", "openai", "slack", "stripe", "google", "pypi", "npm", "huggingface",
+        "sendgrid", "azure", "docker", "digitalocean", "shopify", "sentry", "jwt", "private-key", "url-password",
+        "url-token", "cli-password", "assignment", "bearer", "base64-secret",
+    }  # fmt: skip
+    assert all(kind.covers for kind in SECRET_KINDS.values())
+
+
+def test_the_docs_list_every_kind() -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "learning.md").read_text(encoding="utf-8")
+    assert [kind for kind in SECRET_KINDS if f"| `{kind}` |" not in docs] == []
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_each_kind_is_redacted_in_place(name: str) -> None:
+    planted = PLANTED[name]
+    scrubbed, counts = redact_counting(planted.phrase)
+    assert _leaks(planted.secret, scrubbed) == []
+    assert counts == {planted.kind: 1}
+    assert f"[REDACTED:{planted.kind}]" in scrubbed
+    assert redact(scrubbed) == scrubbed  # idempotent
+
+
+def test_the_context_of_a_secret_stays() -> None:
+    assert redact(PLANTED["url_password_empty_user"].phrase) == (
+        "redis-cli -u redis://:[REDACTED:url-password]@cache.example.test:6379/0 ping"
     )
-    # Secrets in a tool's error output.
-    s.bash(
-        "python upload.py",
-        "Traceback (most recent call last):\n"
-        f"ValueError: bad credentials github={SECRETS['github']} pat={SECRETS['github_pat']} "
-        f"anthropic={SECRETS['anthropic']} openai={SECRETS['openai']} proj={SECRETS['openai_proj']} "
-        f"slack={SECRETS['slack']} google={SECRETS['google']} jwt={SECRETS['jwt']}\n{SECRETS['pem']}",
-        exit_code=1,
+    assert redact(PLANTED["mysql"].phrase) == "mysql -u root -p[REDACTED:cli-password] shop < dump.sql"
+    assert redact('"password": "hunter2xyz"') == '"password": "[REDACTED:assignment]"'
+    assert redact(PLANTED["openai_dash_tail"].phrase + " tail") == "[REDACTED:openai] tail"
+    # A kind found first keeps its name inside a URL.
+    gitlab = PLANTED["gitlab"].secret
+    assert redact(f"origin https://oauth2:{gitlab}@gitlab.example.test/x.git") == (
+        "origin https://oauth2:[REDACTED:gitlab]@gitlab.example.test/x.git"
     )
-    # Secrets in file contents the agent wrote, echoed back by a failing write.
-    content = f"API_KEY={SECRETS['openai_proj']}\nPRIVATE={SECRETS['pem']}\n"
-    s.tool(
-        "Write",
-        {"file_path": f"{CWD}/.env", "content": content},
-        f"Error: EACCES: permission denied, open '.env' with content {content}",
-        error=True,
-    )
-    s.tool("Read", {"file_path": f"{CWD}/upload.py"}, f"TOKEN = '{SECRETS['github']}'")
-    s.tool("Edit", {"file_path": f"{CWD}/upload.py", "old_string": "a", "new_string": "b"}, "ok")
-    s.bash(f"export DB_PASSWORD={SECRETS['assignment']} && python upload.py", "uploaded")
-    s.bash("pytest -q", "3 passed")
-    s.say("Done.")
-    return s
 
 
-def test_planted_secrets_reach_neither_yaml_nor_history(project: Path, run: Cli, tmp_path: Path) -> None:
-    result = run("learn", str(_leaky_session().write(tmp_path / "leaky.jsonl")), "--json")
-    assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
-    assert sum(len(d["added"]) for d in data["domains"].values()) >= 4
-    stored = "".join(p.read_text() for p in (project / ".expertise").glob("*.yaml"))
-    history = git(project, "log", "-p", "--all")
-    for kind in SECRETS:
-        needle = _needle(kind)
-        assert needle not in stored, kind
-        assert needle not in history, kind
-        assert needle not in result.stdout, kind
-    assert "[REDACTED:" in stored
-
-
-@pytest.mark.parametrize("kind", sorted(SECRETS))
-def test_each_kind_is_redacted(kind: str) -> None:
-    text = (
-        f"before {SECRETS[kind]} after"
-        if kind not in ("url_password", "bearer", "assignment")
-        else {
-            "url_password": f"git clone https://ada:{SECRETS[kind]}@git.example.test/x.git",
-            "bearer": f"Authorization: Bearer {SECRETS[kind]}",
-            "assignment": f"SECRET_KEY={SECRETS[kind]}",
-        }[kind]
-    )
-    scrubbed, counts = redact_counting(text)
-    assert _needle(kind) not in scrubbed
-    assert sum(counts.values()) >= 1
-    assert re.search(r"\[REDACTED:[a-z-]+\]", scrubbed)
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('log: {\\"db_password\\": \\"hunter2xyz\\"}', "hunter2xyz"),  # JSON inside a JSON string
+        ("redis-cli -u redis://:Rz8v@Qp2LmN4x@cache.example.test:6379", "Rz8v@Qp2LmN4x"),  # `@` in the password
+        ("DB_PW=Lk7Mz2Pq9X ./migrate", "Lk7Mz2Pq9X"),
+        ("SMTP_PASSPHRASE='correct horse battery'", "correct horse battery"),
+        ('curl --user "admin:Gm7Px2Rv9Kt4" https://api.example.test', "Gm7Px2Rv9Kt4"),
+        ("mysqldump -uroot -p'V9x mQ2wLz7' shop", "V9x mQ2wLz7"),
+        ("wget --http-password=Np5Cz8Wt3Kq7 https://files.example.test/a.tgz", "Np5Cz8Wt3Kq7"),
+        ("sshpass -pWd3Fh8Jk2Ls6 scp a web1:", "Wd3Fh8Jk2Ls6"),
+        ("PASSWORD=abc\\defghi1", "abc\\defghi1"),
+        ("= SECRET_KEY=hunter2-correct-horse", "hunter2-correct-horse"),  # an operator before the name
+        ("options: DB_PASS=hunter2xyz", "hunter2xyz"),
+    ],
+)
+def test_harder_shapes_are_redacted(text: str, secret: str) -> None:
+    scrubbed = redact(text)
+    assert _leaks(secret, scrubbed) == [] and secret[:6] not in scrubbed, scrubbed
+    assert redact(scrubbed) == scrubbed
 
 
 LEGIT = [
@@ -119,6 +179,28 @@ LEGIT = [
     "https://example.test/path?q=1",
     "msg_01TqDZoU6FcpxB4u2AmpgWfZ",
     "input_tokens: 3, output_tokens: 12",
+    # What the new rules must not take for secrets.
+    "--- PASS: TestParseConfig (0.00s)",
+    "PASS: tests/test_cart.py",
+    "SORT_KEY=created_at",
+    "primary_key: order_id",
+    "mysql -u root -p shop",  # -p then a space prompts for the password and names the database
+    "mysql -u root -p",
+    "curl -u admin https://api.example.test",  # no password given: curl asks for it
+    "git push -u origin main",
+    "docker login --password-stdin -u ada registry.example.test",
+    "gh auth login --with-token < token.txt",
+    "export API_KEY=$API_KEY && deploy --token $DEPLOY_TOKEN --password=<password>",
+    "http://localhost:8080/api/users/@me",
+    "postgres://localhost:5432/shop",
+    "https://ada@git.example.test/shop.git",
+    "ssh://git@github.com:22/org/repo.git",
+    "git checkout sk-feature-branch-for-pricing",
+    "pip install scikit-learn && python -c 'import sklearn'",
+    "hf_hub_download(repo_id='org/model', filename='config.json')",
+    "npm_config_cache=/tmp/npm-cache npm ci",
+    "echo " + base64.b64encode(b"hello, this is only a greeting\n").decode() + " | base64 -d",
+    "/home/dev/shop/node_modules/.bin/ThisIsALongComponentName/abcdefghijklmnop",
 ]
 
 
@@ -163,29 +245,22 @@ def test_nothing_legitimate_is_redacted_in_the_real_transcripts() -> None:
     assert survivors > 500
 
 
-def test_every_kind_is_covered() -> None:
-    assert set(SECRET_KINDS) >= {
-        "aws", "github", "anthropic", "openai", "slack", "stripe", "google", "jwt", "private-key",
-        "url-password", "bearer", "assignment",
-    }  # fmt: skip
+# Separators a provider's token can sit between; a secret named by its context (a URL, a flag, NAME=) is
+# set off by blanks, commas and quotes, as it is in commands and logs.
+_ANY = st.sampled_from([" ", "\n", "=", ": ", "'", '"', "(", ",", "\t"])
+_BLANK = st.sampled_from([" ", "\n", "\t", ", ", "; "])
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-_SEPARATORS = st.sampled_from([" ", "\n", "=", ": ", "'", '"', "(", ",", "\t"])
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.text(max_size=80),
-    st.sampled_from(sorted(set(SECRETS) - {"url_password", "bearer", "assignment"})),
-    _SEPARATORS,
-    st.text(max_size=40),
-)
-def test_a_secret_anywhere_in_text_is_redacted(before: str, kind: str, separator: str, after: str) -> None:
-    text = f"{before}{separator}{SECRETS[kind]}{separator}{after}"
-    assert _needle(kind) not in redact(text)
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=80), st.sampled_from(sorted(PLANTED)), st.data(), st.text(max_size=40))
+def test_a_secret_anywhere_in_text_is_redacted(before: str, name: str, data: st.DataObject, after: str) -> None:
+    planted = PLANTED[name]
+    standalone = planted.phrase == planted.secret
+    separator = data.draw(_ANY if standalone else _BLANK)
+    text = f"{before}{separator}{planted.phrase}{separator}{after}"
+    scrubbed = redact(text)
+    assert _leaks(planted.secret, scrubbed) == []
+    assert redact(scrubbed) == scrubbed
 
 
 @settings(max_examples=300, deadline=None)
@@ -193,3 +268,94 @@ def test_a_secret_anywhere_in_text_is_redacted(before: str, kind: str, separator
 def test_redaction_is_idempotent(text: str) -> None:
     once = redact(text)
     assert redact(once) == once
+
+
+# --- end to end: nothing of any secret reaches the YAML, the history or --json ---------------------------
+
+
+def _learned_everywhere(project: Path, run: Cli, transcript: Path) -> str:
+    """Everything `learn` leaves behind: --json output, every file under .expertise/, and all history."""
+    result = run("learn", str(transcript), "--json")
+    assert result.exit_code == 0, result.output
+    stored = "".join(
+        p.read_bytes().decode("utf-8", "replace") for p in sorted((project / ".expertise").rglob("*")) if p.is_file()
+    )
+    return "\n".join([result.stdout, stored, git(project, "log", "-p", "--all")])
+
+
+def _leaky_session() -> ClaudeSession:
+    """Every planted secret in a command, in a tool's output and in a written file."""
+    s = ClaudeSession("5ec2e7a1-0000-4000-8000-000000000042")
+    s.prompt(f"Deploy with DEPLOY_TOKEN={PLANTED['assignment'].secret} and fix the failing upload")
+    for index, (name, planted) in enumerate(sorted(PLANTED.items())):
+        word = "".join(c for c in name if c.isalpha())  # a different error per kind: no two share a signature
+        s.bash(
+            planted.phrase.replace("\n", " ") + f" && ./upload-{index}",
+            f"Traceback (most recent call last):\nRuntimeError: {word} upload refused for {planted.phrase}",
+            exit_code=1,
+        )
+    content = "".join(f"{name.upper()}={p.phrase}\n" for name, p in sorted(PLANTED.items()))
+    s.tool(
+        "Write",
+        {"file_path": f"{CWD}/.env", "content": content},
+        f"Error: EACCES: permission denied, open '.env' with content {content}",
+        error=True,
+    )
+    s.tool("Read", {"file_path": f"{CWD}/upload.py"}, f"TOKEN = '{PLANTED['github'].secret}'")
+    s.tool("Edit", {"file_path": f"{CWD}/upload.py", "old_string": "a", "new_string": "b"}, "ok")
+    s.bash(f"export DB_PASSWORD={PLANTED['db_pass'].secret} && python upload.py", "uploaded")
+    s.bash(f"STRIPE_KEY={PLANTED['key_assignment'].secret} pytest -q", "3 passed")
+    s.say("Done.")
+    return s
+
+
+def test_planted_secrets_reach_neither_yaml_nor_history_nor_json(project: Path, run: Cli, tmp_path: Path) -> None:
+    everything = _learned_everywhere(project, run, _leaky_session().write(tmp_path / "leaky.jsonl"))
+    for name, planted in PLANTED.items():
+        assert _leaks(planted.secret, everything) == [], name
+    for kind in SECRET_KINDS:
+        assert f"[REDACTED:{kind}]" in everything, kind
+
+
+def test_without_redaction_every_planted_secret_would_leak(
+    project: Path, run: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control for the test above: the session really carries every secret into what is stored."""
+    monkeypatch.setattr(extract_module, "redact", lambda text: text)
+    everything = _learned_everywhere(project, run, _leaky_session().write(tmp_path / "leaky.jsonl"))
+    assert [name for name, planted in PLANTED.items() if not _leaks(planted.secret, everything)] == []
+
+
+def _straddling_session() -> ClaudeSession:
+    """Secrets placed across every cut: the task (100), a command (80), an error (200) and a check (60)."""
+    s = ClaudeSession("5ec2e7a1-0000-4000-8000-000000000043")
+    hf = PLANTED["huggingface"].secret
+    s.prompt("Please fix the clone step of the nightly deploy job; it has been failing since Monday. Use " + hf)
+    s.bash(
+        f"cd vendor/payments && git clone --depth 1 https://{PLANTED['github'].secret}@github.com/example/payments.git",
+        "fatal: could not read Username for 'https://github.com': terminal prompts disabled",
+        exit_code=128,
+    )
+    s.bash(
+        "python deploy.py",
+        "RuntimeError: the deploy service refused the request because the credentials sent with it were not"
+        " accepted by the upstream gateway; the request carried the key "
+        + PLANTED["sendgrid"].secret
+        + " which expired",
+        exit_code=1,
+    )
+    s.tool("Edit", {"file_path": f"{CWD}/deploy.py", "old_string": "a", "new_string": "b"}, "ok")
+    s.bash(f"pytest -q tests/test_deploy.py -k upload --upload-with {PLANTED['pypi'].secret}", "3 passed")
+    s.say("Fixed.")
+    return s
+
+
+def test_a_secret_straddling_a_cut_leaves_nothing_behind(project: Path, run: Cli, tmp_path: Path) -> None:
+    session = _straddling_session()
+    command = next(r for r in session.records if "git clone" in json.dumps(r))["message"]["content"][0]["input"]
+    start = command["command"].index("ghp_")
+    assert 40 < start < 80 < start + len(PLANTED["github"].secret)  # the token straddles the command's cut
+    everything = _learned_everywhere(project, run, session.write(tmp_path / "straddle.jsonl"))
+    for name in ("github", "huggingface", "sendgrid", "pypi"):
+        assert _leaks(PLANTED[name].secret, everything) == [], name
+    assert "[REDACTED:github]" in everything  # redacted whole before the cut, not merely cut short

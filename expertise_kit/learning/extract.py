@@ -2,7 +2,8 @@
 patterns that worked, and the technique of a session that ended well.
 
 Every string that may be stored is scrubbed of secrets and cut to the spec's sizes here, before it can
-reach a file or a commit.
+reach a file, a commit or ``--json`` output: always the whole text first (a command, an output, a
+prompt), then its paths made portable, then the cut, so no cut can leave part of a secret behind.
 """
 
 from __future__ import annotations
@@ -100,6 +101,11 @@ class _Context:
     def clean(self, text: str, limit: int) -> str:
         return _cut(_portable(redact(strip_controls(text)), self.bases), limit)
 
+    def first_line(self, text: str, limit: int) -> str:
+        """The first line of ``text``, cleaned: redacted whole first, as a secret may span lines."""
+        scrubbed = redact(text).strip()
+        return self.clean(scrubbed.splitlines()[0] if scrubbed else "", limit)
+
 
 def _moment(stamp: str) -> str:
     try:
@@ -157,12 +163,11 @@ def pick_error(text: str) -> str:
     return next(line for line in lines if _error_score(line) == best)
 
 
-def _describe_call(call: ToolCall, rel: dict[str, str]) -> str:
+def _describe_call(call: ToolCall, ctx: _Context) -> str:
     if call.command:
-        first = call.command.strip().splitlines()[0] if call.command.strip() else call.command
-        return f"`{_cut(first, 80)}`"
+        return f"`{ctx.first_line(call.command, 80)}`"
     if call.paths:
-        return f"{call.name} {rel.get(call.paths[0], PurePosixPath(call.paths[0]).name)}"
+        return f"{call.name} {ctx.rel.get(call.paths[0], PurePosixPath(call.paths[0]).name)}"
     return call.name
 
 
@@ -172,8 +177,9 @@ def _kind_key(call: ToolCall) -> tuple[str, str]:
     return (call.name, call.paths[0] if call.paths else "")
 
 
-def _solution(failed: ToolCall, later: list[ToolCall], rel: dict[str, str]) -> str | None:
+def _solution(failed: ToolCall, later: list[ToolCall], ctx: _Context) -> str | None:
     """What changed between a failure and the next success of the same kind of call, if anything did."""
+    rel = ctx.rel
     key = _kind_key(failed)
     target = failed.paths[0] if failed.paths else None
     reads: list[str] = []
@@ -193,14 +199,14 @@ def _solution(failed: ToolCall, later: list[ToolCall], rel: dict[str, str]) -> s
                 )
             parts += list(dict.fromkeys(commands))[:2]
             if call.command and call.command.strip() != failed.command.strip():
-                parts.append(f"then ran {_describe_call(call, rel)} instead")
+                parts.append(f"then ran {_describe_call(call, ctx)} instead")
             return "; ".join(parts) or None  # nothing changed: it just worked on a retry
         if call.name == "Read" and call.paths and call.paths[0] == target:
             reads.append(rel.get(call.paths[0], PurePosixPath(call.paths[0]).name))
         elif call.modifies:
             edits.extend(rel.get(p, PurePosixPath(p).name) for p in call.modifies)
         elif call.command and not _is_test(call.command):
-            commands.append(f"ran {_describe_call(call, rel)}")
+            commands.append(f"ran {_describe_call(call, ctx)}")
     return None
 
 
@@ -223,18 +229,19 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             if call.ok is not False or call.interrupted:
                 continue
             extraction.failures_seen += 1
-            error = pick_error(call.error) or f"{call.name} failed"
+            # The whole output is scrubbed before a line of it is picked: a key may span lines.
+            error = pick_error(redact(call.error)) or f"{call.name} failed"
             if call.exit_code not in (None, 0) and not _ERRORISH.search(error):
                 error = f"exit code {call.exit_code}: {error}"
-            signature = error_signature(redact(error))
+            signature = error_signature(error)
             if signature in seen:
                 continue
             seen.add(signature)
             raw: dict[str, Any] = {
-                "issue": ctx.clean(_describe_call(call, rel), ISSUE_CHARS),
+                "issue": ctx.clean(_describe_call(call, ctx), ISSUE_CHARS),
                 "error": ctx.clean(error, ERROR_CHARS),
             }
-            solution = _solution(call, calls[position + 1 :], rel)
+            solution = _solution(call, calls[position + 1 :], ctx)
             if solution:
                 raw["solution"] = ctx.clean(solution, ERROR_CHARS)
             raw.update(_provenance(session, call.timestamp))
@@ -262,19 +269,20 @@ def _files(extraction: Extraction, ctx: _Context) -> None:
             counts.pop(path, None)  # a file the session deleted is no core file
             if path not in extraction.deleted_files:
                 extraction.deleted_files.append(path)
-    extraction.modified_files = order
+    # Paths are reported in --json too, and a path can hold a token (`/tmp/ghp_.../x`).
+    extraction.modified_files = [redact(p) for p in order]
+    extraction.deleted_files = [redact(p) for p in extraction.deleted_files]
     inside = [p for p in order if p in counts and rel.get(p)]
     for path in order:
         if path in counts and not rel.get(path):
-            extraction.rejected.append(Rejected("file", _cut(path, PATH_CHARS), "outside the project"))
+            extraction.rejected.append(Rejected("file", _cut(redact(path), PATH_CHARS), "outside the project"))
     ranked = sorted(inside, key=lambda p: -counts[p])
     for path in ranked[MAX_FILES_PER_SESSION:]:
-        extraction.rejected.append(
-            Rejected("file", rel[path], f"more than {MAX_FILES_PER_SESSION} files in one session")
-        )
+        reason = f"more than {MAX_FILES_PER_SESSION} files in one session"
+        extraction.rejected.append(Rejected("file", ctx.clean(rel[path], PATH_CHARS), reason))
     for path in [p for p in inside if p in ranked[:MAX_FILES_PER_SESSION]]:
         raw = {"path": ctx.clean(rel[path], PATH_CHARS), **_provenance(session, stamps[path])}
-        extraction.learnings.append(Learning("file", "core_files", raw, rel[path], [rel[path]]))
+        extraction.learnings.append(Learning("file", "core_files", raw, raw["path"], [rel[path]]))
 
 
 def _patterns(extraction: Extraction) -> None:
@@ -303,6 +311,7 @@ def _patterns(extraction: Extraction) -> None:
                         f"{call.name} -> Read: locate the files with {call.name} first, then read only those"
                     )
     for text in found.values():
+        text = redact(text)  # the program's name comes from a command
         raw = {"text": text, **_provenance(session, session.ended)}
         extraction.learnings.append(Learning("pattern", "effective_patterns", raw, text))
 
@@ -327,7 +336,7 @@ def _technique(extraction: Extraction, ctx: _Context) -> None:
     files = list(dict.fromkeys(rel[p] for c in main if c.ok for p in c.modifies if p in rel))
     shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
     task = extraction.task or "the task"
-    check = _cut(checks[-1].command, 60)
+    check = ctx.clean(checks[-1].command, 60)
     text = ctx.clean(f"{_cut(task, 80)}: changed {shown or 'files'}, verified with `{check}`", TEXT_CHARS)
     raw = {"text": text, **_provenance(session, checks[-1].timestamp)}
     extraction.learnings.append(Learning("technique", "successful_techniques", raw, text, files))
@@ -346,7 +355,7 @@ def extract(session: Session, project_root: str | None) -> Extraction:
     bases = tuple(sorted({b.rstrip("/") for b in (root, session.cwd) if b}, key=len, reverse=True))
     ctx = _Context(rel, bases)
     prompt = next((p for p in session.prompts if p.strip()), "")
-    extraction.task = ctx.clean(prompt.strip().splitlines()[0] if prompt.strip() else "", ISSUE_CHARS)
+    extraction.task = ctx.first_line(prompt, ISSUE_CHARS)
     _failures(extraction, ctx)
     _files(extraction, ctx)
     _patterns(extraction)
