@@ -1,7 +1,7 @@
 """Turning one Session into candidate learnings: failures and their fixes, files touched, tool
 patterns that worked, and the technique of a session that ended well.
 
-Every string that may be stored is scrubbed of secrets and cut to the spec's sizes here, before it can
+Every string that may be stored is scrubbed of secrets and cut to size here, before it can
 reach a file, a commit or ``--json`` output: always the whole text first (a command, an output, a
 prompt), then its paths made portable, then the cut, so no cut can leave part of a secret behind.
 """
@@ -25,8 +25,8 @@ from expertise_kit.learning.transcripts.shell import program_of
 
 __all__ = ["Learning", "Rejected", "Extraction", "extract", "ISSUE_CHARS", "ERROR_CHARS", "TEXT_CHARS"]
 
-ISSUE_CHARS = 100  # spec 5.3
-ERROR_CHARS = 200  # spec 5.3
+ISSUE_CHARS = 100  # a one-line summary: what was being done
+ERROR_CHARS = 200  # the telling line of the error, not the whole log
 TEXT_CHARS = 200
 PATH_CHARS = 300
 MAX_FILES_PER_SESSION = 50
