@@ -293,9 +293,9 @@ def read_claude(path: Path, *, include_subagents: bool = True, label: Path | Non
     if include_subagents:
         for agent in subagent_files(shown, reader.session_id):
             agent_report = LineReport(agent)
-            label = "agent:" + agent.stem.removeprefix("agent-")
+            thread = "agent:" + agent.stem.removeprefix("agent-")
             for record in json_lines(agent, agent_report):
-                reader.feed(record, label)
+                reader.feed(record, thread)
             files.append(agent)
             reports.append(agent_report)
     session = Session(
