@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from expertise_kit.errors import NotInitialised
+from expertise_kit.errors import NotInitialised, UserError
 
 __all__ = ["Project", "GitLocation", "find_git", "find_project", "project_for_init", "EXPERTISE_DIR"]
 
@@ -73,8 +73,38 @@ def find_git(start: Path) -> GitLocation | None:
     return None
 
 
+def _is_git_dir(directory: Path) -> bool:
+    """What git takes for a git directory: a HEAD file, and objects and refs (or a worktree's ``commondir``)."""
+    if not (directory / "HEAD").is_file():
+        return False
+    return (directory / "commondir").is_file() or ((directory / "objects").is_dir() and (directory / "refs").is_dir())
+
+
+def check_not_git_dir(start: Path) -> None:
+    """Refuse a ``start`` inside a bare repo or a ``.git``: there is no work tree to put ``.expertise/`` in.
+
+    Looked for level by level as git discovers a repo: a ``.git`` entry first (``start`` is in a work
+    tree), then the directory itself.
+    """
+    here = start.resolve()
+    for directory in (here, *here.parents):
+        if (directory / ".git").exists():
+            return
+        if not _is_git_dir(directory):
+            continue
+        try:
+            config = (directory / "config").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            config = ""
+        if any("".join(line.split()).lower() == "bare=true" for line in config.splitlines()):
+            raise UserError("a bare repository has no work tree", path=directory, hint="run init in a clone")
+        where = directory.parent if directory.name == ".git" else "its work tree"
+        raise UserError("is a git directory, not a work tree", path=directory, hint=f"run init in {where}")
+
+
 def project_for_init(start: Path) -> Project:
     """``init`` puts ``.expertise/`` at the top of the git work tree, or in ``start`` outside git."""
+    check_not_git_dir(start)
     git = find_git(start)
     root = git.toplevel if git is not None else start.resolve()
     return Project(root=root, git=git)

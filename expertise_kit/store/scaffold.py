@@ -10,7 +10,7 @@ from expertise_kit.config import CONFIG_NAME, CONFIG_TEMPLATE, load_config
 from expertise_kit.document.atomic import ensure_writable, write_atomic, write_lock
 from expertise_kit.document.entries import SCHEMA_FILE_NAME, json_schema
 from expertise_kit.errors import UserError
-from expertise_kit.project import Project
+from expertise_kit.project import Project, check_not_git_dir
 from expertise_kit.versioning.commit import CommitOutcome, Revision, commit_revision
 from expertise_kit.vocab import OVERVIEWS
 
@@ -51,6 +51,7 @@ class InitResult:
 
 
 def initialise(project: Project) -> InitResult:
+    check_not_git_dir(project.root)  # a Project built by hand can still point into a bare repo
     directory = project.expertise_dir
     if directory.exists() and not directory.is_dir():
         raise UserError("exists but is not a directory", path=directory, hint="move it aside and rerun")
