@@ -44,7 +44,7 @@ def read_generic(path: Path, *, label: Path | None = None) -> Session:
     status = ""
     for record in json_lines(path, report):
         session.records += 1
-        if isinstance(record.get("session_id"), (str, int)):
+        if isinstance(record.get("session_id"), (str, int)) and str(record["session_id"]):
             session.id = str(record["session_id"])
         stamp = _text(record.get("timestamp"))
         kind = _kind(record)
