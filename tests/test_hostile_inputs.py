@@ -6,6 +6,7 @@ Session ids that would forge commit trailers, transcripts that can be read only 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -175,19 +176,37 @@ def expected_calls(run: Cli, project: Path, regular: Path) -> int:
     return calls
 
 
-def _feed(path: Path, data: bytes) -> threading.Thread:
-    """A writer on the other end of a FIFO, as `<(cat t.jsonl)` would be."""
+class _Feed:
+    """A writer on the other end of a FIFO, as `<(cat t.jsonl)` would be.
 
-    def write() -> None:
+    After writing it answers any later open of the FIFO with an immediate end of file, so a reader
+    that opens it a second time (the bug) gets nothing rather than blocking the test forever.
+    """
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path, self.data = path, data
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
         try:
-            with open(path, "wb") as handle:
-                handle.write(data)
+            with open(self.path, "wb") as handle:
+                handle.write(self.data)
         except BrokenPipeError:  # the reader gave up early, which some tests expect
             pass
+        while not self.stop.is_set():
+            with contextlib.suppress(OSError):  # ENXIO: nobody is waiting to read
+                os.close(os.open(self.path, os.O_WRONLY | os.O_NONBLOCK))
+            self.stop.wait(0.02)
 
-    thread = threading.Thread(target=write, daemon=True)
-    thread.start()
-    return thread
+    def join(self) -> None:
+        self.stop.set()
+        self.thread.join(10)
+
+
+def _feed(path: Path, data: bytes) -> _Feed:
+    return _Feed(path, data)
 
 
 def test_a_fifo_is_read_once_and_whole(
@@ -197,7 +216,7 @@ def test_a_fifo_is_read_once_and_whole(
     os.mkfifo(fifo)
     writer = _feed(fifo, regular.read_bytes())
     result = run("learn", str(fifo), "--json", "--dry-run")
-    writer.join(10)
+    writer.join()
     assert result.exit_code == 0, result.output
     assert result.stderr == ""  # no "line 1 is not JSON", no skipped records
     data = json.loads(result.stdout)
@@ -247,7 +266,7 @@ def test_learning_from_a_fifo_commits_what_the_file_would(project: Path, run: Cl
     os.mkfifo(fifo)
     writer = _feed(fifo, shop_session().write(tmp_path / "s.jsonl").read_bytes())
     result = run("learn", str(fifo))
-    writer.join(10)
+    writer.join()
     assert result.exit_code == 0, result.output
     assert "session 5e55104e-1d2 (claude-code): 9 tool calls" in result.stdout
     assert "committed" in result.stdout
@@ -268,7 +287,7 @@ def test_a_pipe_over_the_size_limit_is_refused(project: Path, run: Cli, tmp_path
     before = snapshot(project)
     writer = _feed(fifo, regular.read_bytes())
     result = run("learn", str(fifo))
-    writer.join(10)
+    writer.join()
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
@@ -282,7 +301,7 @@ def test_binary_bytes_down_a_pipe_are_refused(project: Path, run: Cli, tmp_path:
     before = snapshot(project)
     writer = _feed(fifo, b'{"type": "user"}\n' + b"\x00" * 100_000)
     result = run("learn", str(fifo))
-    writer.join(10)
+    writer.join()
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [f"expertise: error: {fifo}: is a binary file, not a JSON-lines transcript; "
                                           "pass the session .jsonl"]  # fmt: skip
@@ -301,7 +320,7 @@ def test_the_temporary_copy_is_removed(
     os.mkfifo(fifo)
     writer = _feed(fifo, regular.read_bytes())
     assert run("learn", str(fifo), "--dry-run").exit_code == 0
-    writer.join(10)
+    writer.join()
     assert list(scratch.iterdir()) == []
 
 
@@ -385,6 +404,16 @@ def test_an_unreadable_settings_file(project: Path, run: Cli) -> None:
     finally:
         path.chmod(0o644)
     assert path.read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_a_settings_symlink_loop(project: Path, run: Cli, command: str) -> None:
+    path = project / SETTINGS
+    path.parent.mkdir()
+    path.symlink_to(path.name)  # points at itself
+    result = run("hooks", command, "--agent", "claude-code")
+    assert "can't read it" in _one_error_line(result, path)
+    assert path.is_symlink() and os.readlink(path) == path.name
 
 
 def test_init_agent_with_a_broken_settings_file_is_one_line(repo: Path, run: Cli) -> None:
