@@ -74,8 +74,12 @@ def find_git(start: Path) -> GitLocation | None:
 
 
 def _is_git_dir(directory: Path) -> bool:
-    """What git takes for a git directory: a HEAD file, and objects and refs (or a worktree's ``commondir``)."""
-    if not (directory / "HEAD").is_file():
+    """What git takes for a git directory: a HEAD naming a ref or commit, objects and refs (or ``commondir``)."""
+    try:
+        head = (directory / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return False
+    if not (head.startswith("ref: refs/") or (len(head) in (40, 64) and all(c in "0123456789abcdef" for c in head))):
         return False
     return (directory / "commondir").is_file() or ((directory / "objects").is_dir() and (directory / "refs").is_dir())
 
