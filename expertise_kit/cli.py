@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,16 @@ from expertise_kit.commands import COMMANDS
 from expertise_kit.errors import Failures, UserError
 
 __all__ = ["cli", "main"]
+
+_CWD_GONE = "the current directory no longer exists; cd to your project"
+
+
+def _cwd_gone() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 class _ExpertiseGroup(click.Group):
@@ -30,6 +41,12 @@ class _ExpertiseGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("expertise: interrupted", err=True)
             ctx.exit(130)
+        except FileNotFoundError:
+            # With `-C` the command gets going, but any relative path (`learn t.jsonl`) needs getcwd.
+            if not _cwd_gone():
+                raise
+            click.echo(f"expertise: error: {_CWD_GONE}", err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=_ExpertiseGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,7 +61,11 @@ class _ExpertiseGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, directory: Path | None) -> None:
     """Per-domain memory for AI coding agents, kept as YAML in your git repo."""
-    ctx.obj = (directory or Path.cwd()).resolve()
+    try:
+        ctx.obj = (directory or Path.cwd()).resolve()
+    except FileNotFoundError:
+        # The directory was removed under the shell (`rm -rf` of the checkout it sits in): getcwd fails.
+        raise UserError(_CWD_GONE) from None
 
 
 for _command in COMMANDS:

@@ -131,8 +131,42 @@ def ensure_inside(project: Project) -> None:
         )
 
 
+def _is_git_dir(directory: Path) -> bool:
+    """What git takes for a git directory: a HEAD naming a ref or commit, objects and refs (or ``commondir``)."""
+    try:
+        head = (directory / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return False
+    if not (head.startswith("ref: refs/") or (len(head) in (40, 64) and all(c in "0123456789abcdef" for c in head))):
+        return False
+    return (directory / "commondir").is_file() or ((directory / "objects").is_dir() and (directory / "refs").is_dir())
+
+
+def check_not_git_dir(start: Path) -> None:
+    """Refuse a ``start`` inside a bare repo or a ``.git``: there is no work tree to put ``.expertise/`` in.
+
+    Looked for level by level as git discovers a repo: a ``.git`` entry first (``start`` is in a work
+    tree), then the directory itself.
+    """
+    here = start.resolve()
+    for directory in (here, *here.parents):
+        if (directory / ".git").exists():
+            return
+        if not _is_git_dir(directory):
+            continue
+        try:
+            config = (directory / "config").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            config = ""
+        if any("".join(line.split()).lower() == "bare=true" for line in config.splitlines()):
+            raise UserError("a bare repository has no work tree", path=directory, hint="run init in a clone")
+        where = directory.parent if directory.name == ".git" else "its work tree"
+        raise UserError("is a git directory, not a work tree", path=directory, hint=f"run init in {where}")
+
+
 def project_for_init(start: Path) -> Project:
     """``init`` puts ``.expertise/`` at the top of the git work tree, or in ``start`` outside git."""
+    check_not_git_dir(start)
     git = find_git(start)
     root = git.toplevel if git is not None else start.resolve()
     project = Project(root=root, git=git)

@@ -1,8 +1,11 @@
 """Writing our hooks into each agent's settings file, recognisably, repeatably and reversibly.
 
-Every hook we add runs ``<python> -I -c "import expertise_kit.hook ..."``; that module name is the mark by
-which install finds what it already added (and updates it, say, after a venv moved) and uninstall
-removes only ours. Everything else in the file is left as it was, key order and indentation included.
+Every hook we add runs ``<python> -I -c "import expertise_kit.hook ..."``. A hook is ours only when its
+command is exactly that (any interpreter path, one of our modes and agents, or the older ``-m`` form):
+install finds what it already added by that (and updates it, say, after a venv moved), and uninstall
+removes only those. A user's own command that merely mentions the module (a ``timeout`` wrapper, a
+script of theirs) is not ours and is never changed. Everything else in the file is left as it was, key
+order, group order and indentation included.
 """
 
 from __future__ import annotations
@@ -52,22 +55,40 @@ def hook_command(mode: str, agent: str, python: str | None = None) -> str:
     return f"{shlex.quote(python or sys.executable)} -I -c {shlex.quote(code)}"
 
 
+def _legacy_command(mode: str, agent: str, python: str) -> str:
+    """The form earlier versions installed, still recognised so they can be updated and removed."""
+    return f"{shlex.quote(python)} -I -m {MARK} {mode} --agent {agent}"
+
+
+_UNCHANGED = "fix it first; nothing was changed"
+
+
 def _read(path: Path) -> tuple[dict[str, Any], str, bool]:
     """The settings, the indentation they use, and whether the file ended with a newline."""
-    if not path.exists():
+    if path.is_dir():
+        raise UserError("is a directory, not a settings file", path=path, hint="move it aside; nothing was changed")
+    try:
+        content = path.read_bytes()
+    except FileNotFoundError:
         return {}, "  ", True
-    text = path.read_text(encoding="utf-8")
+    except OSError as exc:  # unreadable, or a parent that is a file (`.claude` not a directory)
+        raise UserError(f"can't read it: {exc.strerror or exc}", path=path, hint=_UNCHANGED) from None
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = content[: exc.start].count(b"\n") + 1
+        raise UserError("not UTF-8 text", path=path, line=where, hint=_UNCHANGED) from None
     if not text.strip():
         return {}, "  ", True
     try:
         data = json.loads(text)
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
-        raise UserError(
-            f"not valid JSON: {exc}", path=path, line=line, hint="fix it first; nothing was changed"
-        ) from None
+        raise UserError(f"not valid JSON: {exc}", path=path, line=line, hint=_UNCHANGED) from None
+    except RecursionError:
+        raise UserError("nested too deeply to read", path=path, hint=_UNCHANGED) from None
     if not isinstance(data, dict):
-        raise UserError("top level is not a JSON object", path=path, hint="fix it first; nothing was changed")
+        raise UserError("top level is not a JSON object", path=path, hint=_UNCHANGED)
     indent = "  "
     for raw in text.splitlines()[1:]:
         stripped = raw.lstrip(" \t")
@@ -78,13 +99,38 @@ def _read(path: Path) -> tuple[dict[str, Any], str, bool]:
 
 
 def _write(path: Path, data: dict[str, Any], indent: str, newline: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"can't create its directory: {exc.strerror or exc}", path=path) from None
     text = json.dumps(data, indent=indent, ensure_ascii=False) + ("\n" if newline else "")
-    write_atomic(path, text.encode("utf-8"))
+    # Through a symlink, not over it: a settings file linked from a dotfiles repo stays linked.
+    write_atomic(path.resolve() if path.is_symlink() else path, text.encode("utf-8"))
 
 
 def _ours(hook: Any) -> bool:
-    return isinstance(hook, dict) and MARK in str(hook.get("command", ""))
+    """Whether ``hook`` runs exactly a command we write; a user's command that mentions us is theirs."""
+    if not isinstance(hook, dict):
+        return False
+    command = hook.get("command")
+    if not isinstance(command, str) or MARK not in command:
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: not something we wrote
+        return False
+    if not words:
+        return False
+    return any(
+        command in (hook_command(mode, agent, words[0]), _legacy_command(mode, agent, words[0]))
+        for mode in ("pre", "post")
+        for agent in AGENTS
+    )
+
+
+def _groups(entries: list[Any]) -> list[list[Any]]:
+    """The hook lists of an event's groups, skipping any group whose shape we don't know."""
+    return [g["hooks"] for g in entries if isinstance(g, dict) and isinstance(g.get("hooks"), list)]
 
 
 def _wanted(agent: str, spec: _Agent, python: str | None) -> list[tuple[str, str, str]]:
@@ -95,7 +141,7 @@ def _wanted(agent: str, spec: _Agent, python: str | None) -> list[tuple[str, str
     ]
 
 
-def _merge(hooks: dict[str, Any], wanted: list[tuple[str, str, str]], nested: bool) -> bool:
+def _merge(path: Path, hooks: dict[str, Any], wanted: list[tuple[str, str, str]], nested: bool) -> bool:
     """Add our hook to each wanted event, or point an existing one of ours at the current command.
 
     ``nested`` is the Claude Code, Codex and Gemini shape (event -> groups -> hooks); Cursor's is flat
@@ -105,8 +151,8 @@ def _merge(hooks: dict[str, Any], wanted: list[tuple[str, str, str]], nested: bo
     for event, mode, command in wanted:
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
-            raise UserError(f"hooks.{event} is not a list", hint="fix it first; nothing was changed")
-        flat = [h for g in entries if isinstance(g, dict) for h in g.get("hooks", [])] if nested else entries
+            raise UserError(f"hooks.{event} is not a list", path=path, hint=_UNCHANGED)
+        flat = [h for group in _groups(entries) for h in group] if nested else entries
         mine = [h for h in flat if _ours(h)]
         for hook in mine:
             if hook.get("command") != command:
@@ -129,18 +175,22 @@ def install_hooks(root: Path, agent: str, python: str | None = None) -> InstallR
         data.setdefault("version", 1)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise UserError("`hooks` is not an object", path=path, hint="fix it first; nothing was changed")
+        raise UserError("`hooks` is not an object", path=path, hint=_UNCHANGED)
     wanted = _wanted(agent, spec, python)
-    changed = _merge(hooks, wanted, nested=spec.style != "cursor")
+    changed = _merge(path, hooks, wanted, nested=spec.style != "cursor")
     if changed:
         _write(path, data, indent, newline)
     return InstallResult(path, changed, [event for event, _, _ in wanted])
 
 
 def uninstall_hooks(root: Path, agent: str) -> InstallResult:
+    """Remove our hook objects, and a group or event only when nothing but ours was in it.
+
+    A group holding a user's hook too keeps its place and its other keys; only our entries leave its list.
+    """
     spec = AGENTS[agent]
     path = root / spec.settings
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return InstallResult(path, False, [])
     data, indent, newline = _read(path)
     hooks = data.get("hooks")
@@ -159,13 +209,13 @@ def uninstall_hooks(root: Path, agent: str) -> InstallResult:
                     continue
                 kept.append(entry)
                 continue
-            if isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
-                inner = [h for h in entry["hooks"] if not _ours(h)]
-                if len(inner) != len(entry["hooks"]):
-                    removed.append(event)
-                    if not inner:
-                        continue  # the group held only ours
-                    entry = {**entry, "hooks": inner}
+            inner = entry.get("hooks") if isinstance(entry, dict) else None
+            if isinstance(inner, list) and any(_ours(h) for h in inner):
+                removed.append(event)
+                theirs = [h for h in inner if not _ours(h)]
+                if not theirs:
+                    continue  # the group held only ours
+                entry["hooks"] = theirs  # in place: the group keeps its position and its other keys
             kept.append(entry)
         if len(kept) != len(entries):
             if kept:

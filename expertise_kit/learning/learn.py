@@ -11,6 +11,7 @@ from expertise_kit.fast.classify import Classification, Rules, classify, rules_f
 from expertise_kit.learning.extract import Extraction, extract
 from expertise_kit.learning.quality import rejection_reason
 from expertise_kit.learning.transcripts import read_transcript
+from expertise_kit.learning.transcripts.model import safe_session_id
 from expertise_kit.store import MergeResult, Store
 
 __all__ = ["LearnReport", "learn_from"]
@@ -112,8 +113,10 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
                 )
                 continue
             by_domain.setdefault(domain, []).append((learning.section, learning.raw))
-            if session.id not in sessions_by_domain.setdefault(domain, []):
-                sessions_by_domain[domain].append(session.id)
+            # The readers already replace unsafe ids; checked again because this one becomes a commit trailer.
+            session_id = safe_session_id(session.id)
+            if session_id not in sessions_by_domain.setdefault(domain, []):
+                sessions_by_domain[domain].append(session_id)
     for domain in sorted(by_domain):
         report.domains[domain] = store.merge_learned(
             domain, by_domain[domain], sessions=sessions_by_domain[domain], dry_run=dry_run

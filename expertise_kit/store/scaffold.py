@@ -9,7 +9,7 @@ from pathlib import Path
 from expertise_kit.config import CONFIG_NAME, CONFIG_TEMPLATE, Config, load_config
 from expertise_kit.document.entries import SCHEMA_FILE_NAME, json_schema
 from expertise_kit.errors import UserError
-from expertise_kit.project import Project
+from expertise_kit.project import Project, check_not_git_dir
 from expertise_kit.store import Store
 from expertise_kit.versioning.commit import CommitOutcome
 from expertise_kit.vocab import OVERVIEWS, section_names
@@ -46,6 +46,7 @@ class InitResult:
 
 
 def initialise(project: Project) -> InitResult:
+    check_not_git_dir(project.root)  # a Project built by hand can still point into a bare repo
     directory = project.expertise_dir
     if directory.exists() and not directory.is_dir():
         raise UserError("exists but is not a directory", path=directory, hint="move it aside and rerun")

@@ -2,7 +2,9 @@
 
 A commit made in the middle of a merge, rebase, cherry-pick, revert or bisect would land inside the
 user's operation; one made on a detached HEAD would be lost at the next checkout; one made on an unborn
-branch would become the project's first commit behind the user's back. In each case we defer.
+branch would become the project's first commit behind the user's back; and any commit deletes the message
+git prepared for the user's next one (``SQUASH_MSG`` after ``git merge --squash``, ``MERGE_MSG`` after
+``git cherry-pick -n``). In each case we defer.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ _IN_PROGRESS: tuple[tuple[str, str], ...] = (
     ("CHERRY_PICK_HEAD", "a cherry-pick is in progress"),
     ("REVERT_HEAD", "a revert is in progress"),
     ("BISECT_LOG", "a bisect is in progress"),
+)
+# Checked after the states above, which leave the same files behind and say more about what is going on.
+_PREPARED_MESSAGES: tuple[tuple[str, str], ...] = (
+    ("SQUASH_MSG", "`git merge --squash` left a message for your next commit"),
+    ("MERGE_MSG", "git left a message for your next commit (after `git cherry-pick -n` or `git revert -n`)"),
 )
 
 
@@ -60,6 +67,10 @@ def busy_reason(git: GitLocation, *, index_wait: float = 2.0) -> str | None:
     for name, reason in _IN_PROGRESS:
         if (git.git_dir / name).exists():
             return reason
+    for name, reason in _PREPARED_MESSAGES:
+        message = git.git_dir / name
+        if message.exists():
+            return f"{reason} in {message}, which a commit now would delete; commit or delete it first"
     try:
         head = (git.git_dir / "HEAD").read_text(encoding="utf-8").strip()
     except OSError:

@@ -132,37 +132,47 @@ def trailer_value(value: str) -> str:
     return "sha-" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def _one_line(text: str) -> str:
+    """No value can start a new line or paragraph of the message: whitespace runs become one space."""
+    return " ".join(text.split())
+
+
+def _is_hex(token: str) -> bool:
+    return 7 <= len(token) <= 64 and all(ch in "0123456789abcdef" for ch in token)
+
+
 def _message(revision: Revision, pending: list[Revision]) -> str:
-    parts = [revision.subject, ""]
+    parts = [_one_line(revision.subject), ""]
     body: list[str] = []
     shown = revision.added[:_MAX_BODY_ENTRIES] + revision.removed[: max(0, _MAX_BODY_ENTRIES - len(revision.added))]
-    body += [f"+ {line}" for line in revision.added if line in shown]
-    body += [f"- {line}" for line in revision.removed if line in shown]
+    body += [f"+ {_one_line(line)}" for line in revision.added if line in shown]
+    body += [f"- {_one_line(line)}" for line in revision.removed if line in shown]
     hidden = len(revision.added) + len(revision.removed) - len(shown)
     if hidden > 0:
         body.append(f"... and {hidden} more (see `expertise diff`)")
-    body += revision.notes
+    body += [_one_line(note) for note in revision.notes]
     if pending:
         body.append(f"Also commits {len(pending)} deferred revision{'s' if len(pending) != 1 else ''}:")
-        body += [f"  {p.time} {p.subject} (deferred: {p.reason})" for p in pending]
+        body += [f"  {_one_line(f'{p.time} {p.subject} (deferred: {p.reason})')}" for p in pending]
     if body:
         parts += [*body, ""]
     everything = [revision, *pending]
+    # Trailers carry only values that can't break out of their line: ids, hashes, known words.
     trailers: list[str] = []
     for domain in dict.fromkeys(d for r in everything for d in r.domains):
         trailers.append(f"{TRAILER_PREFIX}Domain: {trailer_value(domain)}")
-    for change in dict.fromkeys(r.change for r in everything):
+    for change in dict.fromkeys(r.change for r in everything if r.change in CHANGE_TYPES):
         trailers.append(f"{TRAILER_PREFIX}Change: {change}")
     for session in dict.fromkeys(trailer_value(str(s)) for r in everything for s in r.sessions):
         trailers.append(f"{TRAILER_PREFIX}Session: {session}")
-    added = list(dict.fromkeys(i for r in everything for i in _ids(r.added)))
-    removed = list(dict.fromkeys(i for r in everything for i in _ids(r.removed)))
+    added = list(dict.fromkeys(i for r in everything for i in _ids(r.added) if _is_hex(i)))
+    removed = list(dict.fromkeys(i for r in everything for i in _ids(r.removed) if _is_hex(i)))
     if added:
         trailers.append(f"{TRAILER_PREFIX}Added: {' '.join(added)}")
     if removed:
         trailers.append(f"{TRAILER_PREFIX}Removed: {' '.join(removed)}")
     for r in everything:
-        if r.reverts:
+        if r.reverts and _is_hex(r.reverts):
             trailers.append(f"{TRAILER_PREFIX}Reverts: {r.reverts}")
     return "\n".join(parts + trailers) + "\n"
 

@@ -2,23 +2,27 @@
 
 ``read_transcript(path, "auto")`` detects Claude Code, Codex or the spec's generic log from the first
 records; every reader streams the file in constant memory and skips, and reports, lines it can't use.
+A transcript that can be read only once (a pipe, ``-`` for stdin) is first copied to a temporary file,
+so detection and reading both see all of it.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from expertise_kit.errors import UserError
 from expertise_kit.learning.transcripts.claude import read_claude
 from expertise_kit.learning.transcripts.codex import CODEX_TYPES, read_codex
 from expertise_kit.learning.transcripts.generic import GENERIC_TYPES, read_generic
-from expertise_kit.learning.transcripts.lines import LineReport, json_lines, looks_binary
-from expertise_kit.learning.transcripts.model import Session, ToolCall
+from expertise_kit.learning.transcripts.lines import LineReport, json_lines, looks_binary, read_once, spooled
+from expertise_kit.learning.transcripts.model import Session, ToolCall, settle_session_id
 from expertise_kit.learning.transcripts.model import record_kind as _kind
 
-__all__ = ["FORMATS", "Session", "ToolCall", "detect_format", "read_transcript"]
+__all__ = ["FORMATS", "STDIN", "Session", "ToolCall", "detect_format", "read_transcript"]
 
 FORMATS = ("auto", "claude-code", "codex", "generic")
+STDIN = Path("/dev/stdin")  # how `-` is named in messages and the session record
 _CLAUDE_TYPES = {"user", "assistant", "summary", "system", "progress", "file-history-snapshot", "queue-operation"}
 
 
@@ -43,29 +47,48 @@ def detect_format(path: Path) -> str | None:
 
 
 def read_transcript(path: Path, fmt: str = "auto") -> Session:
+    """``path`` read as a transcript of format ``fmt``; ``-`` reads standard input."""
+    if str(path) == "-":
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UserError("`-` reads a transcript from standard input, but it is a terminal", hint="pipe one in")
+        with spooled(sys.stdin.buffer, STDIN) as copy:
+            return _read(copy, fmt, STDIN)
     if not path.exists():
         raise UserError("transcript not found", path=path, hint="check the path")
     if path.is_dir():
         raise UserError("is a directory, not a transcript", path=path, hint="pass the .jsonl file")
+    if read_once(path):
+        try:
+            source = open(path, "rb")  # noqa: SIM115 - closed by the `with` below
+        except OSError as exc:
+            raise UserError(f"can't read it: {exc.strerror or exc}", path=path) from None
+        with source, spooled(source, path) as copy:
+            return _read(copy, fmt, path)
+    return _read(path, fmt, path)
+
+
+def _read(path: Path, fmt: str, label: Path) -> Session:
+    """Read ``path``, naming it ``label`` to the user (they differ when ``path`` is a pipe's copy)."""
     if looks_binary(path):
-        raise UserError("is a binary file, not a JSON-lines transcript", path=path, hint="pass the session .jsonl")
+        raise UserError("is a binary file, not a JSON-lines transcript", path=label, hint="pass the session .jsonl")
     if fmt == "auto":
         detected = detect_format(path)
         if detected is None:
-            session = Session(id=path.stem, format="empty", source=path, files_read=[path])
-            session.warnings.append(f"{path}: empty transcript, nothing to learn")
+            session = Session(id=label.stem, format="empty", source=label, files_read=[label])
+            session.warnings.append(f"{label}: empty transcript, nothing to learn")
+            settle_session_id(session)
             return session
         if detected == "unknown":
             raise UserError(
                 "can't tell which agent wrote this transcript",
-                path=path,
+                path=label,
                 hint="pass --format claude-code, codex or generic",
             )
         fmt = detected
     if fmt == "claude-code":
-        return read_claude(path)
+        return read_claude(path, label=label)
     if fmt == "codex":
-        return read_codex(path)
+        return read_codex(path, label=label)
     if fmt == "generic":
-        return read_generic(path)
+        return read_generic(path, label=label)
     raise UserError(f"unknown format {fmt!r}", hint="use one of " + ", ".join(FORMATS))

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from expertise_kit.learning.transcripts.lines import LineReport, json_lines
-from expertise_kit.learning.transcripts.model import MAX_ERROR_CHARS, MAX_PROMPT_CHARS, Session, ToolCall
+from expertise_kit.learning.transcripts.model import (
+    MAX_ERROR_CHARS,
+    MAX_PROMPT_CHARS,
+    Session,
+    ToolCall,
+    settle_session_id,
+)
 from expertise_kit.learning.transcripts.model import record_kind as _kind
 from expertise_kit.learning.transcripts.tools import tool_call
 
@@ -275,25 +281,27 @@ def subagent_files(path: Path, session_id: str) -> list[Path]:
     return found
 
 
-def read_claude(path: Path, *, include_subagents: bool = True) -> Session:
+def read_claude(path: Path, *, include_subagents: bool = True, label: Path | None = None) -> Session:
+    """``label`` is the name the user gave when ``path`` is a private copy of it (a pipe read once)."""
+    shown = label or path
     reader = _Reader()
-    report = LineReport(path)
+    report = LineReport(shown)
     for record in json_lines(path, report):
         reader.feed(record, None)
-    files = [path]
+    files = [shown]
     reports = [report]
     if include_subagents:
-        for agent in subagent_files(path, reader.session_id):
+        for agent in subagent_files(shown, reader.session_id):
             agent_report = LineReport(agent)
-            label = "agent:" + agent.stem.removeprefix("agent-")
+            thread = "agent:" + agent.stem.removeprefix("agent-")
             for record in json_lines(agent, agent_report):
-                reader.feed(record, label)
+                reader.feed(record, thread)
             files.append(agent)
             reports.append(agent_report)
     session = Session(
-        id=reader.session_id or path.stem,
+        id=reader.session_id or shown.stem,
         format="claude-code",
-        source=path,
+        source=shown,
         cwd=reader.cwd,
         started=reader.first,
         ended=reader.last,
@@ -303,4 +311,5 @@ def read_claude(path: Path, *, include_subagents: bool = True) -> Session:
         warnings=[m for r in reports for m in r.messages],
     )
     _assign_threads(reader, session)
+    settle_session_id(session)
     return session

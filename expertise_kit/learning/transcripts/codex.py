@@ -17,7 +17,13 @@ from typing import Any
 import orjson
 
 from expertise_kit.learning.transcripts.lines import LineReport, json_lines
-from expertise_kit.learning.transcripts.model import MAX_ERROR_CHARS, MAX_PROMPT_CHARS, Session, ToolCall
+from expertise_kit.learning.transcripts.model import (
+    MAX_ERROR_CHARS,
+    MAX_PROMPT_CHARS,
+    Session,
+    ToolCall,
+    settle_session_id,
+)
 from expertise_kit.learning.transcripts.model import record_kind as _kind
 from expertise_kit.learning.transcripts.tools import set_command, set_patch
 
@@ -104,7 +110,7 @@ class _Codex:
             kind, payload = "response_item", record  # an older rollout: the item is the record
         if not isinstance(payload, dict):
             if kind is None and isinstance(record.get("id"), str) and "timestamp" in record:
-                self.session.id = record["id"]  # an older rollout's first line
+                self.session.id = record["id"]  # an older rollout's first line; checked in read_codex
             return
         self.session.records += 1
         self.session.started = self.session.started or stamp
@@ -161,12 +167,15 @@ class _Codex:
         return session
 
 
-def read_codex(path: Path) -> Session:
-    reader = _Codex(path)
-    report = LineReport(path)
+def read_codex(path: Path, *, label: Path | None = None) -> Session:
+    """``label`` is the name the user gave when ``path`` is a private copy of it (a pipe read once)."""
+    shown = label or path
+    reader = _Codex(shown)
+    report = LineReport(shown)
     for record in json_lines(path, report):
         reader.feed(record)
     session = reader.finish()
     session.skipped_lines = report.skipped
     session.warnings = report.messages
+    settle_session_id(session)
     return session

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from expertise_kit.learning.transcripts.lines import LineReport, json_lines
-from expertise_kit.learning.transcripts.model import MAX_ERROR_CHARS, MAX_PROMPT_CHARS, Session, ToolCall
+from expertise_kit.learning.transcripts.model import (
+    MAX_ERROR_CHARS,
+    MAX_PROMPT_CHARS,
+    Session,
+    ToolCall,
+    settle_session_id,
+)
 from expertise_kit.learning.transcripts.model import record_kind as _kind
 from expertise_kit.learning.transcripts.tools import tool_call
 
@@ -28,15 +34,17 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def read_generic(path: Path) -> Session:
-    session = Session(id=path.stem, format="generic", source=path, files_read=[path])
-    report = LineReport(path)
+def read_generic(path: Path, *, label: Path | None = None) -> Session:
+    """``label`` is the name the user gave when ``path`` is a private copy of it (a pipe read once)."""
+    shown = label or path
+    session = Session(id=shown.stem, format="generic", source=shown, files_read=[shown])
+    report = LineReport(shown)
     by_id: dict[str, ToolCall] = {}
     unpaired: list[ToolCall] = []
     status = ""
     for record in json_lines(path, report):
         session.records += 1
-        if isinstance(record.get("session_id"), (str, int)):
+        if isinstance(record.get("session_id"), (str, int)) and str(record["session_id"]):
             session.id = str(record["session_id"])
         stamp = _text(record.get("timestamp"))
         kind = _kind(record)
@@ -75,4 +83,5 @@ def read_generic(path: Path) -> Session:
     session.warnings = report.messages
     calls = session.calls
     session.ended_well = status == "completed" or (not status and bool(calls) and calls[-1].ok is True)
+    settle_session_id(session)
     return session

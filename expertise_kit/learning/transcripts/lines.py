@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from expertise_kit.errors import UserError
 
-__all__ = ["MAX_LINE_BYTES", "json_lines", "LineReport", "looks_binary"]
+__all__ = ["MAX_LINE_BYTES", "MAX_SPOOL_BYTES", "json_lines", "LineReport", "looks_binary", "spooled", "read_once"]
 
 # A single record bigger than this is skipped rather than held in memory (a pasted binary, a runaway log).
 MAX_LINE_BYTES = 32 << 20
+# A transcript that can be read only once (a pipe) is copied to a temporary file first; past this it is
+# refused rather than left to fill the disk (`expertise learn /dev/zero`).
+MAX_SPOOL_BYTES = 1 << 30
 _CHUNK = 1 << 20
+_BINARY_PROBE = 8192
 
 
 class LineReport:
@@ -35,10 +42,61 @@ class LineReport:
 def looks_binary(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
-            head = handle.read(8192)
+            head = handle.read(_BINARY_PROBE)
     except OSError:
         return False
     return b"\x00" in head
+
+
+def read_once(path: Path) -> bool:
+    """Whether reading ``path`` consumes it, so it must be read exactly once.
+
+    Format detection and the reader each open the file; a FIFO, a process substitution
+    (``<(cat t.jsonl)``, which is ``/dev/fd/N``) or ``/dev/stdin`` on a pipe would hand the second
+    reader only what the first left. Paths under /dev and /proc count even when they name a regular
+    file: on some systems reopening ``/dev/fd/N`` shares the first open's offset.
+    """
+    if path.parts[:2] in (("/", "dev"), ("/", "proc")):
+        return True
+    return not path.is_file()
+
+
+@contextmanager
+def spooled(source: IO[bytes], label: Path) -> Iterator[Path]:
+    """``source`` copied, once, to a private temporary file that is removed afterwards."""
+    directory = Path(tempfile.mkdtemp(prefix="expertise-transcript-"))
+    copy = directory / "transcript.jsonl"
+    try:
+        try:
+            _copy_bounded(source, copy, label)
+        except OSError as exc:
+            raise UserError(f"can't copy it to a temporary file: {exc.strerror or exc}", path=label) from None
+        yield copy
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _copy_bounded(source: IO[bytes], copy: Path, label: Path) -> None:
+    total = 0
+    with open(copy, "wb") as out:
+        while chunk := source.read(_CHUNK):
+            if total < _BINARY_PROBE and b"\x00" in chunk[: _BINARY_PROBE - total]:
+                # Said before the copy, not after: `/dev/zero` would otherwise fill the disk first.
+                raise UserError(
+                    "is a binary file, not a JSON-lines transcript", path=label, hint="pass the session .jsonl"
+                )
+            total += len(chunk)
+            if total > MAX_SPOOL_BYTES:
+                raise UserError(
+                    f"more than {_size(MAX_SPOOL_BYTES)} read from a pipe, the most taken that way",
+                    path=label,
+                    hint="save the transcript to a file and pass its path",
+                )
+            out.write(chunk)
+
+
+def _size(count: int) -> str:
+    return f"{count >> 20} MiB" if count >= 1 << 20 else f"{count} bytes"
 
 
 def _raw_lines(handle: Any) -> Iterator[tuple[bytes | None, bool]]:

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ToolCall", "Session", "MAX_ERROR_CHARS", "MAX_COMMAND_CHARS", "MAX_PROMPT_CHARS", "record_kind"]
+__all__ = [
+    "ToolCall",
+    "Session",
+    "MAX_ERROR_CHARS",
+    "MAX_COMMAND_CHARS",
+    "MAX_PROMPT_CHARS",
+    "MAX_SESSION_ID_CHARS",
+    "record_kind",
+    "safe_session_id",
+    "settle_session_id",
+]
 
 MAX_ERROR_CHARS = 4000  # kept per failed call while reading; the stored error is cut to 200 later
 MAX_COMMAND_CHARS = 2000
 MAX_PROMPT_CHARS = 1000
+MAX_SESSION_ID_CHARS = 128
+# ASCII only, spelled out: `\w` would let in any Unicode letter, and `$` would let in a trailing newline.
+_SAFE_ID = re.compile(rf"[A-Za-z0-9_.:-]{{1,{MAX_SESSION_ID_CHARS}}}")
 
 
 @dataclass(slots=True)
@@ -57,3 +72,30 @@ def record_kind(record: dict[str, object]) -> str | None:
     """A record's ``type``, when it is a string: logs are untrusted, and a list there must not crash us."""
     kind = record.get("type")
     return kind if isinstance(kind, str) else None
+
+
+def safe_session_id(raw: str) -> str:
+    """``raw`` when it is plain enough to stand in a commit trailer, else ``sha-`` and a digest of it.
+
+    A session id ends up in ``Expertise-Session:`` trailers and commit subjects. Transcripts are
+    untrusted: an id holding a newline would write trailers of its own (``Expertise-Change: reverted``,
+    ``Signed-off-by: ...``) into our commit, so only a conservative charset passes. The digest keeps the
+    same raw id mapping to the same session, so repeated learning from it still groups together.
+    """
+    if _SAFE_ID.fullmatch(raw):
+        return raw
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"sha-{digest}"
+
+
+def settle_session_id(session: Session) -> None:
+    """Replace an unsafe ``session.id`` in place, saying so in the session's warnings."""
+    safe = safe_session_id(session.id)
+    if safe == session.id:
+        return
+    shown = session.id if len(session.id) <= 60 else session.id[:60] + "..."
+    session.warnings.append(
+        f"{session.source}: session id {shown!r} has characters a commit trailer can't carry "
+        f"(allowed: letters, digits, - _ . :, up to {MAX_SESSION_ID_CHARS}); using {safe}"
+    )
+    session.id = safe
