@@ -135,7 +135,8 @@ def test_install_merges_twice_is_a_no_op_and_uninstall_removes_only_ours(project
     assert first.exit_code == 0 and "installed" in first.stdout
     data = json.loads(path.read_text())
     commands = json.dumps(data)
-    assert commands.count(MARK) == len(AGENTS[agent].pre) + len(AGENTS[agent].post)
+    wanted = 1 + (AGENTS[agent].prompt_event is not None) + len(AGENTS[agent].end_events)
+    assert commands.count(MARK) == wanted
     for key, value in EXISTING[agent].items():
         if key != "hooks":
             assert data[key] == value

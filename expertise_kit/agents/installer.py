@@ -17,28 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from expertise_kit import vocab
 from expertise_kit.document.atomic import write_atomic
 from expertise_kit.errors import UserError
+from expertise_kit.vocab import Agent
 
 __all__ = ["AGENTS", "MARK", "InstallResult", "install_hooks", "uninstall_hooks", "hook_command"]
 
 MARK = "expertise_kit.hook"
 
 
-@dataclass(frozen=True)
-class _Agent:
-    settings: str  # relative to the project root
-    style: str  # "nested": event -> [{hooks: [...]}], as Claude Code, Codex and Gemini; "cursor": flat
-    pre: tuple[str, ...]
-    post: tuple[str, ...]
-
-
-AGENTS: dict[str, _Agent] = {
-    "claude-code": _Agent(".claude/settings.json", "nested", ("SessionStart", "UserPromptSubmit"), ("SessionEnd",)),
-    "codex": _Agent(".codex/hooks.json", "nested", ("SessionStart", "UserPromptSubmit"), ("Stop",)),
-    "gemini": _Agent(".gemini/settings.json", "nested", ("SessionStart", "BeforeAgent"), ("SessionEnd",)),
-    "cursor": _Agent(".cursor/hooks.json", "cursor", ("sessionStart",), ("stop",)),
-}
+AGENTS: dict[str, Agent] = {spec.name: spec for spec in vocab.AGENTS}
 _TIMEOUTS = {"pre": 10, "post": 120}
 
 
@@ -133,10 +122,11 @@ def _groups(entries: list[Any]) -> list[list[Any]]:
     return [g["hooks"] for g in entries if isinstance(g, dict) and isinstance(g.get("hooks"), list)]
 
 
-def _wanted(agent: str, spec: _Agent, python: str | None) -> list[tuple[str, str, str]]:
+def _wanted(agent: str, spec: Agent, python: str | None) -> list[tuple[str, str, str]]:
+    pre = (spec.start_event, *((spec.prompt_event,) if spec.prompt_event else ()))
     return [
         (event, mode, hook_command(mode, agent, python))
-        for mode, events in (("pre", spec.pre), ("post", spec.post))
+        for mode, events in (("pre", pre), ("post", spec.end_events))
         for event in events
     ]
 
@@ -171,13 +161,13 @@ def install_hooks(root: Path, agent: str, python: str | None = None) -> InstallR
     spec = AGENTS[agent]
     path = root / spec.settings
     data, indent, newline = _read(path)
-    if spec.style == "cursor":
+    if spec.style == "flat":
         data.setdefault("version", 1)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise UserError("`hooks` is not an object", path=path, hint=_UNCHANGED)
     wanted = _wanted(agent, spec, python)
-    changed = _merge(path, hooks, wanted, nested=spec.style != "cursor")
+    changed = _merge(path, hooks, wanted, nested=spec.style != "flat")
     if changed:
         _write(path, data, indent, newline)
     return InstallResult(path, changed, [event for event, _, _ in wanted])
@@ -203,7 +193,7 @@ def uninstall_hooks(root: Path, agent: str) -> InstallResult:
             continue
         kept: list[Any] = []
         for entry in entries:
-            if spec.style == "cursor":
+            if spec.style == "flat":
                 if _ours(entry):
                     removed.append(event)
                     continue

@@ -1,6 +1,6 @@
 """Reading agent session transcripts into one format-neutral ``Session``.
 
-``read_transcript(path, "auto")`` detects Claude Code, Codex or the spec's generic log from the first
+``read_transcript(path, "auto")`` detects Claude Code, Codex or the generic tool-call log from the first
 records; every reader streams the file in constant memory and skips, and reports, lines it can't use.
 A transcript that can be read only once (a pipe, ``-`` for stdin) is first copied to a temporary file,
 so detection and reading both see all of it.
@@ -9,19 +9,26 @@ so detection and reading both see all of it.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
 
+from expertise_kit import vocab
 from expertise_kit.errors import UserError
-from expertise_kit.learning.transcripts.claude import read_claude
-from expertise_kit.learning.transcripts.codex import CODEX_TYPES, read_codex
-from expertise_kit.learning.transcripts.generic import GENERIC_TYPES, read_generic
+from expertise_kit.learning.transcripts.codex import CODEX_TYPES
+from expertise_kit.learning.transcripts.generic import GENERIC_TYPES
 from expertise_kit.learning.transcripts.lines import LineReport, json_lines, looks_binary, read_once, spooled
 from expertise_kit.learning.transcripts.model import Session, ToolCall, settle_session_id
 from expertise_kit.learning.transcripts.model import record_kind as _kind
+from expertise_kit.vocab import format_names
 
 __all__ = ["FORMATS", "STDIN", "Session", "ToolCall", "detect_format", "read_transcript"]
 
-FORMATS = ("auto", "claude-code", "codex", "generic")
+FORMATS = ("auto", *format_names())
+# Each format's reader, from the one table of formats in ``vocab``.
+_READERS: dict[str, Callable[..., Session]] = {
+    name: getattr(import_module(module), function) for name, module, function in vocab.FORMATS
+}
 STDIN = Path("/dev/stdin")  # how `-` is named in messages and the session record
 _CLAUDE_TYPES = {"user", "assistant", "summary", "system", "progress", "file-history-snapshot", "queue-operation"}
 
@@ -85,10 +92,7 @@ def _read(path: Path, fmt: str, label: Path) -> Session:
                 hint="pass --format claude-code, codex or generic",
             )
         fmt = detected
-    if fmt == "claude-code":
-        return read_claude(path, label=label)
-    if fmt == "codex":
-        return read_codex(path, label=label)
-    if fmt == "generic":
-        return read_generic(path, label=label)
-    raise UserError(f"unknown format {fmt!r}", hint="use one of " + ", ".join(FORMATS))
+    reader = _READERS.get(fmt)
+    if reader is None:
+        raise UserError(f"unknown format {fmt!r}", hint="use one of " + ", ".join(FORMATS))
+    return reader(path, label=label)

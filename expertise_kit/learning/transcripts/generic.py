@@ -1,4 +1,4 @@
-"""The spec's generic log: JSON lines of ``{"type": "tool_use", "tool_name", "input"}`` and
+"""The generic tool-call log: JSON lines of ``{"type": "tool_use", "tool_name", "input"}`` and
 ``{"type": "tool_result", "success"}``, paired by ``id``/``tool_use_id`` or else by order.
 
 Optional lines: ``{"type": "task", "description": ...}`` (or ``user``/``prompt`` with ``text``) for the
