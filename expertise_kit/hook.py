@@ -202,7 +202,7 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     if broken:
         raise _Quiet(f"{broken[0]} (fix the file; no expertise was injected)")
     if domains:
-        result = render_section(cache, domains, task=task, files=files)
+        result = render_section(cache, domains, task=task, files=files, list_dropped=False)
         spec = _agent(agent)
         event = str(payload.get("hook_event_name") or (spec.prompt_event if prompt else None) or spec.start_event)
         _emit(agent, event, result.text)

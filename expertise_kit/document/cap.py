@@ -134,6 +134,17 @@ def _skeleton_lines(loaded: LoadedYaml, model: DomainBase) -> int:
     return max(0, count_lines(loaded.text) - used)
 
 
+def _rough_lines(raw: Any) -> int:
+    """About how many lines ``raw`` renders to (each text line, each key, each list item)."""
+    if isinstance(raw, str):
+        return raw.count("\n") + 1
+    if isinstance(raw, dict):
+        return sum(1 + _rough_lines(value) for value in raw.values())
+    if isinstance(raw, list):
+        return sum(_rough_lines(value) for value in raw) or 1
+    return 1
+
+
 def _refuse_oversized(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], cap: int) -> None:
     """An entry that can't fit under the cap even alone would prune everything, then itself: refuse it."""
     appends = [e for e in edits if isinstance(e, Append)]
@@ -143,6 +154,8 @@ def _refuse_oversized(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], 
     if room <= 0:
         return  # the file's own keys and comments are over the cap: no entry is to blame (a warning says so)
     for edit in appends:
+        if _rough_lines(edit.item) * 2 + 8 < room:
+            continue  # plainly fits: rendering every new entry just to count its lines costs ~2 ms each
         lines = len(render_item(edit.item, 2, 2))
         if lines > room:
             raise UserError(
@@ -162,7 +175,7 @@ def fit_to_cap(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], cap: in
     text = apply_edits(loaded, edits, verify=False)
     lines = count_lines(text)
     if lines <= cap:
-        return CapResult(apply_edits(loaded, edits), lines, edits=list(edits))
+        return CapResult(apply_edits(loaded, edits, trial=text), lines, edits=list(edits))
     edits = list(edits)
     pruned: list[PrunedEntry] = []
     queue = _victim_order(_candidates(loaded, model, edits))
@@ -191,5 +204,5 @@ def fit_to_cap(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], cap: in
             )
         text = apply_edits(loaded, edits, verify=False)
         lines = count_lines(text)
-    text = apply_edits(loaded, edits)
+    text = apply_edits(loaded, edits, trial=text)
     return CapResult(text, count_lines(text), pruned, max(0, count_lines(text) - cap), edits)

@@ -409,17 +409,23 @@ def _same(loaded: LoadedYaml, text: str, expected: dict[str, Any]) -> bool:
         return False
 
 
-def apply_edits(loaded: LoadedYaml, edits: list[Edit], *, verify: bool = True) -> str:
+def apply_edits(loaded: LoadedYaml, edits: list[Edit], *, verify: bool = True, trial: str | None = None) -> str:
     """The new text of the file with ``edits`` applied, verified by re-parsing.
 
-    ``verify=False`` is for trial runs whose text is only measured, never written.
+    ``verify=False`` is for trial runs whose text is only measured, never written; ``trial`` is such a
+    run's text for these same edits, verified here instead of splicing again.
     """
     if not edits:
         return loaded.text
+    if not verify:
+        try:
+            return _splice(loaded, edits)
+        except _CannotSplice:
+            return _dump_edited_tree(loaded, edits)
     expected = _expected(loaded.plain, edits)
     try:
-        text = _splice(loaded, edits)
-        if not verify or _same(loaded, text, expected):
+        text = trial if trial is not None else _splice(loaded, edits)
+        if _same(loaded, text, expected):
             return text
     except _CannotSplice:
         pass

@@ -17,6 +17,7 @@ from expertise_kit.vocab import FAILURES, FILES, RENDER_GROUPS, section
 
 TYPE_CHECKING = False  # the hook's path: no typing or dataclasses imports (~9 ms)
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 __all__ = [
@@ -56,15 +57,21 @@ _RANK = {key: rank for rank, (key, _) in enumerate(RENDER_GROUPS)}
 
 
 class RenderResult:
-    __slots__ = ("text", "domains", "included", "dropped")
+    __slots__ = ("text", "domains", "included", "dropped", "truncated")
 
     def __init__(
-        self, text: str, domains: list[str], included: list[str] | None = None, dropped: list[str] | None = None
+        self,
+        text: str,
+        domains: list[str],
+        included: list[str] | None = None,
+        dropped: list[str] | None = None,
+        truncated: bool | None = None,
     ) -> None:
         self.text = text
         self.domains = domains
         self.included = included or []
         self.dropped = dropped or []
+        self.truncated = bool(self.dropped) if truncated is None else truncated
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -73,7 +80,7 @@ class RenderResult:
             "domains": self.domains,
             "included": self.included,
             "dropped": self.dropped,
-            "truncated": bool(self.dropped),
+            "truncated": self.truncated,
         }
 
 
@@ -215,7 +222,15 @@ def render_section(
     task: str = "",
     files: list[str] | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
+    list_dropped: bool = True,
 ) -> RenderResult:
+    """The section for ``task`` from ``domains``: relevant entries first, then the rest in each domain's
+    standing order (the cache keeps entries sorted by it), until the budget is spent.
+
+    Only the entries that can still fit are looked at, so a prompt costs the same with 100 entries or
+    7,000. ``list_dropped``: name every entry left out (``render --json``); the hook only needs to know
+    whether any was.
+    """
     # Bounded work whatever the task says: a prompt can name 50,000 paths.
     files = [f for f in (files or []) if len(f) <= MAX_PATH_CHARS][:MAX_TASK_FILES]
     task = task[:MAX_TASK_CHARS]
@@ -227,26 +242,39 @@ def render_section(
     query = set(tokens(task)) | {t for f in files for t in tokens(f)}
     scores = _scores(parts, query)
     task_files = _TaskFiles(files) if files else None
+    relevant: dict[int, float] = {index: score for index, score in enumerate(scores) if score > 0}
+    if task_files is not None:
+        for index, (_, entry) in enumerate(entries):
+            if entry["path"]:
+                overlap = task_files.overlap(entry["path"])
+                if overlap:
+                    relevant[index] = relevant.get(index, 0.0) + overlap
     keyed = []
-    for index, (position, entry) in enumerate(entries):
-        relevance = scores[index] + (task_files.overlap(entry["path"]) if task_files and entry["path"] else 0.0)
+    for index, relevance in relevant.items():
+        position, entry = entries[index]
         order = entry["order"]
-        keyed.append(((relevance <= 0, order[0], -round(relevance, 6), *order[1:], position), entry))
+        keyed.append(((order[0], -round(relevance, 6), *order[1:], position), entry))
     keyed.sort(key=lambda pair: pair[0])
     head = _header(cache, chosen)
     budget = max_chars - len(head) - len(TRUNCATED) - 2
     picked: list[dict[str, Any]] = []
     dropped: list[str] = []
     used = 0
-    for _, entry in keyed:
+    candidates = _chain([entry for _, entry in keyed], _standing(parts, relevant))
+    for entry in candidates:
         cost = len(entry["line"]) + 1 + 40  # 40: room for a group heading
         if used + cost <= budget:
             picked.append(entry)
             used += cost
         else:
             dropped.append(entry["id"])
+        if budget - used < _MIN_COST:
+            break  # nothing more can fit
+    rest = [entry["id"] for entry in candidates] if list_dropped else [] if next(candidates, None) is None else ["?"]
+    truncated = bool(dropped or rest)
+    dropped = dropped + rest if list_dropped else dropped
     if not picked:
-        return RenderResult("", chosen, [], dropped)
+        return RenderResult("", chosen, [], dropped, truncated)
     body = []
     for group, heading in RENDER_GROUPS:
         members = [e["line"] for e in picked if e["group"] == group]
@@ -254,9 +282,36 @@ def render_section(
             body.append(f"\n### {heading}")
             body.extend(members)
     text = head + "\n".join(body) + "\n"
-    if dropped:
+    if truncated:
         text += f"\n{TRUNCATED}\n"
-    return RenderResult(text, chosen, [e["id"] for e in picked], dropped)
+    return RenderResult(text, chosen, [e["id"] for e in picked], dropped, truncated)
+
+
+_MIN_COST = 1 + 40 + 5  # the shortest line we render, with its heading room
+
+
+def _chain(first: list[dict[str, Any]], then: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    yield from first
+    yield from then
+
+
+def _standing(parts: list[dict[str, Any]], relevant: dict[int, float]) -> Iterator[dict[str, Any]]:
+    """Entries no word or file of the task picked out, in standing order (group, recurrence, feedback,
+    recency), merged across the domains; each domain's cache already holds them in that order."""
+    from heapq import merge
+
+    streams = []
+    offset = 0
+    for position, part in enumerate(parts):
+        members = part.get("entries", [])
+        streams.append(
+            (entry["order"], position, index, entry)
+            for index, entry in enumerate(members)
+            if offset + index not in relevant
+        )
+        offset += len(members)
+    for _, _, _, entry in merge(*streams):
+        yield entry
 
 
 def _negated(stamp: str) -> str:

@@ -41,14 +41,18 @@ def domain_payload(plain: dict[str, Any]) -> dict[str, Any]:
     """A domain's overview, its entries ready to render, and postings (word -> entry positions)."""
     entries: list[dict[str, Any]] = []
     postings: dict[str, list[int]] = {}
+    found = []
     for section in section_names():
         for raw in plain.get(section) or []:
             entry = _entry(section, raw)
-            if entry is None:
-                continue
-            for word in entry["tokens"]:
-                postings.setdefault(word, []).append(len(entries))
-            entries.append(prepare_entry(entry, len(entry["tokens"])))
+            if entry is not None:
+                found.append((prepare_entry(entry, len(entry["tokens"])), entry["tokens"]))
+    # In standing order, so the renderer reads only as far down the list as its budget reaches.
+    found.sort(key=lambda pair: pair[0]["order"])
+    for prepared, words in found:
+        for word in words:
+            postings.setdefault(word, []).append(len(entries))
+        entries.append(prepared)
     overview = plain.get("overview")
     return {"overview": overview if isinstance(overview, str) else "", "entries": entries, "postings": postings}
 

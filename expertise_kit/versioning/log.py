@@ -16,7 +16,6 @@ from expertise_kit.document.yamlio import MAX_FILE_BYTES, decode_text
 from expertise_kit.errors import UserError
 from expertise_kit.project import Project
 from expertise_kit.versioning.commit import TRAILER_PREFIX, pending_revisions
-from expertise_kit.versioning.entrydiff import diff_versions, parse_version
 from expertise_kit.versioning.git import GitError, open_repo, run_git
 
 __all__ = ["HistoryRow", "read_history", "read_file_at", "read_version", "domain_files_in", "pathspec"]
@@ -170,6 +169,9 @@ def read_version(repo: Any, rev: str, path: str) -> dict[str, Any] | None:
             f"as of {short}: is {blob.size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit", path=path, hint=hint
         )
     try:
+        # Here, not at the top: listing history reads trailers only, and the entry model costs ~120 ms.
+        from expertise_kit.versioning.entrydiff import parse_version
+
         return parse_version(decode_text(blob.data_stream.read(), Path(path)), path)
     except UserError as exc:
         raise UserError(f"as of {short}: {exc.message}", path=path, line=exc.line, hint=hint) from None
@@ -190,6 +192,9 @@ def domain_files_in(paths: list[str], project: Project) -> list[str]:
 
 def _fill_hand_made(project: Project, repo: Any, rows: list[HistoryRow], domain: str | None) -> None:
     """Work out domains and entry changes of commits that carry no trailers."""
+    # Here, not at the top: only hand-made commits need the entry model (~120 ms to import).
+    from expertise_kit.versioning.entrydiff import diff_versions
+
     for row in rows:
         listed = run_git(
             repo,
