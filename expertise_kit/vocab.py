@@ -91,7 +91,7 @@ def section(name: str) -> Section:
     for candidate in SECTIONS:
         if candidate.name == name:
             return candidate
-    raise KeyError(name)
+    raise KeyError(f"no section {name!r}")
 
 
 def section_names() -> tuple[str, ...]:
@@ -216,10 +216,10 @@ AGENTS: tuple[Agent, ...] = (
 
 
 def agent(name: str) -> Agent:
-    for candidate in AGENTS:
-        if candidate.name == name:
-            return candidate
-    raise KeyError(name)
+    found = {candidate.name: candidate for candidate in AGENTS}.get(name)
+    if found is None:
+        raise KeyError(f"no agent {name!r}")
+    return found
 
 
 def agent_names() -> tuple[str, ...]:

@@ -58,6 +58,19 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+def diverging_branches(repo: Path) -> None:
+    """`main` and `other` change the same line of c.txt: a merge, rebase or pick of one onto the other stops."""
+    (repo / "c.txt").write_text("base\n")
+    git(repo, "add", "c.txt")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "c.txt").write_text("theirs\n")
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "checkout", "-q", "main")
+    (repo / "c.txt").write_text("ours\n")
+    git(repo, "commit", "-q", "-am", "ours")
+
+
 @dataclass
 class Cli:
     cwd: Path

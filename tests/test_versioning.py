@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import IDENTITY, Cli, git, snapshot
+from conftest import IDENTITY, Cli, diverging_branches, git, snapshot
 
 
 def _user_state(repo: Path) -> dict[str, object]:
@@ -97,32 +97,20 @@ def test_a_pre_commit_hook_signing_and_editor_cannot_block_or_hang(project: Path
     assert git(project, "log", "-1", "--format=%s").startswith("expertise(testing)")
 
 
-def _conflict_setup(repo: Path) -> None:
-    (repo / "c.txt").write_text("base\n")
-    git(repo, "add", "c.txt")
-    git(repo, "commit", "-q", "-m", "base")
-    git(repo, "checkout", "-q", "-b", "other")
-    (repo / "c.txt").write_text("theirs\n")
-    git(repo, "commit", "-q", "-am", "theirs")
-    git(repo, "checkout", "-q", "main")
-    (repo / "c.txt").write_text("ours\n")
-    git(repo, "commit", "-q", "-am", "ours")
-
-
 def _enter(state: str, repo: Path) -> None:
     if state == "index_lock":
         (repo / ".git" / "index.lock").write_text("")
     elif state == "merge":
-        _conflict_setup(repo)
+        diverging_branches(repo)
         git(repo, "merge", "other", check=False)
     elif state == "rebase":
-        _conflict_setup(repo)
+        diverging_branches(repo)
         git(repo, "rebase", "other", check=False)
     elif state == "cherry_pick":
-        _conflict_setup(repo)
+        diverging_branches(repo)
         git(repo, "cherry-pick", "other", check=False)
     elif state == "revert":
-        _conflict_setup(repo)
+        diverging_branches(repo)
         (repo / "c.txt").write_text("ours again\n")
         git(repo, "commit", "-q", "-am", "ours again")
         git(repo, "revert", "--no-edit", "HEAD~1", check=False)

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import Cli, git, snapshot
+from conftest import Cli, diverging_branches, git, snapshot
 
 from expertise_kit.project import find_project
 from expertise_kit.store import Store
@@ -185,15 +185,7 @@ def test_an_entry_deleted_by_hand_while_deferred_stays_deleted(project: Path, ru
 
 
 def test_an_entry_wiped_by_a_rebase_abort_comes_back(project: Path, run: Cli) -> None:
-    (project / "c.txt").write_text("base\n")
-    git(project, "add", "c.txt")
-    git(project, "commit", "-q", "-m", "base")
-    git(project, "checkout", "-q", "-b", "other")
-    (project / "c.txt").write_text("theirs\n")
-    git(project, "commit", "-q", "-am", "theirs")
-    git(project, "checkout", "-q", "main")
-    (project / "c.txt").write_text("ours\n")
-    git(project, "commit", "-q", "-am", "ours")
+    diverging_branches(project)
     git(project, "rebase", "other", check=False)
     assert "deferred" in run("add", "security", "patterns", "Rotate keys yearly").stderr
     git(project, "rebase", "--abort")
