@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from expertise_kit.config import Config, load_config
+from expertise_kit.config import CONFIG_NAME, Config, load_config
 from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.yamlio import read_text_file
 from expertise_kit.errors import UserError
@@ -90,7 +90,7 @@ def _domain_of(name: str | None) -> str | None:
     if not name:
         return None
     path = Path(name)
-    if path.suffix != ".yaml" or path.parent.name != EXPERTISE_DIR:
+    if path.suffix != ".yaml" or path.parent.name != EXPERTISE_DIR or path.name == CONFIG_NAME:
         return None
     try:
         validate_domain_name(path.stem)
@@ -113,6 +113,12 @@ def _config(project: Project) -> Config:
         return Config.default()  # a config.yaml in conflict itself must not stop the domain files merging
 
 
+def _where(error: UserError) -> str:
+    """Why a side could not be merged entry by entry, without the hint meant for a file on disk."""
+    place = f"{error.path}:{error.line}: " if error.path and error.line else f"{error.path}: " if error.path else ""
+    return place + error.message
+
+
 def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, start: Path) -> DriverOutcome:
     """Merge ``ours`` and ``theirs`` against ``base`` into ``ours``. A file that can't be read at all
     raises its ``UserError`` and leaves ``ours`` as it was (git then records a conflict)."""
@@ -133,7 +139,7 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, 
     except UserError as exc:
         lines = merge_lines(*(t.splitlines(keepends=True) for t in texts), labels=("ours", "base", "theirs"))
         result_text = lines.text
-        reason = exc.message if domain is None else exc.one_line()
+        reason = exc.message if domain is None else _where(exc)
         if lines.conflicts:
             outcome = DriverOutcome(
                 False,
