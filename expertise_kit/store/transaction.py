@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from expertise_kit.document.atomic import write_atomic
 from expertise_kit.document.cap import CapResult, fit_to_cap
-from expertise_kit.document.domainfile import DomainDoc, parse_domain_text
+from expertise_kit.document.domainfile import DomainDoc
 from expertise_kit.document.entries import item_id, parse_item
 from expertise_kit.document.splice import Append, Edit, expected_plain
 from expertise_kit.errors import UserError
@@ -120,17 +120,16 @@ class Transaction:
         if domain is None:
             self.config_changed = True
 
-    def deliver(self, path: Path, text: str, *, domain: str | None) -> None:
+    def deliver(self, path: Path, text: str) -> None:
         """Plan ``text`` for ``path``, a file git owns (a merge driver's ``%A``), not one in ``.expertise/``.
 
-        It must parse as ``domain``'s file (None: git's own line merge, written as git would write it).
-        ``commit`` writes it atomically like any planned file; it is never committed here (git makes the
-        merge commit) and never fed to the render cache, since it is not the file agents read.
+        As with ``edit``, the text comes verified from ``fit_to_cap`` (re-parsed and compared with the
+        data intended), or is git's own line merge of a file that is not a domain file, written as git
+        would write it. ``commit`` writes it atomically like any planned file; it is never committed here
+        (git makes the merge commit) and never fed to the render cache: it is not the file agents read.
         """
         if self.commit_changes:
             raise RuntimeError("a delivered file is git's to commit: open the transaction with commit=False")
-        if domain is not None:
-            parse_domain_text(text, path, domain)
         self.planned[path] = Planned(path, text.encode("utf-8"))
 
     def include(self, doc: DomainDoc) -> None:

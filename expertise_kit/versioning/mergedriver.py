@@ -131,7 +131,6 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, 
     domain = _domain_of(name)
     outcome: DriverOutcome
     result_text: str
-    result_domain: str | None = None
     try:
         if domain is None:
             raise UserError("not a domain file", path=shown)
@@ -149,7 +148,7 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, 
         else:
             outcome = DriverOutcome(True, f"note: {shown}: merged line by line ({reason})" if domain else "")
     else:
-        result_text, result_domain = merged.text, domain
+        result_text = merged.text
         if merged.conflicts:
             named = "; ".join(c.describe() for c in merged.conflicts[:3])
             more = f" and {len(merged.conflicts) - 3} more" if len(merged.conflicts) > 3 else ""
@@ -163,6 +162,6 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, 
     if result_text != texts[1]:
         store = Store(project, config)
         with store.transaction("merged", commit=False, lock_wait=DRIVER_LOCK_WAIT) as tx:
-            tx.deliver(ours, result_text, domain=result_domain)
+            tx.deliver(ours, result_text)
             tx.commit(f"merge {shown}")
     return outcome
