@@ -12,6 +12,7 @@ from expertise_kit.commands.improve import improve
 from expertise_kit.commands.init import init
 from expertise_kit.commands.learn import learn
 from expertise_kit.commands.list import list_domains
+from expertise_kit.commands.merge_driver import merge_driver
 from expertise_kit.commands.render import render
 from expertise_kit.commands.revert import revert
 from expertise_kit.commands.schema import schema
@@ -38,4 +39,5 @@ COMMANDS = [
     watch,
     hooks,
     schema,
+    merge_driver,
 ]

@@ -21,7 +21,8 @@ def init(start: Path, agent: str | None) -> None:
     """Create .expertise/ with its config and the domain files.
 
     Safe to run again: files that exist are left alone, and missing ones (say, a domain newly added
-    to config.yaml) are created.
+    to config.yaml) are created. It also registers git's merge driver for .expertise/ in this clone's
+    git config, which does not travel with a clone: run it once after cloning.
     """
     from expertise_kit.store.scaffold import initialise
 
@@ -33,8 +34,11 @@ def init(start: Path, agent: str | None) -> None:
         hooked = install_hooks(project.root, agent)
         if hooked.changed:
             click.echo(f"installed {agent} hooks in {hooked.path.relative_to(project.root)}")
+    if result.driver_registered:
+        click.echo("registered the merge driver for .expertise/ in this clone's git config")
     if not result.created and not result.updated:
-        click.echo(f"{project.expertise_dir} is already set up; nothing to do")
+        if not result.driver_registered:
+            click.echo(f"{project.expertise_dir} is already set up; nothing to do")
         return
     for path in result.created:
         click.echo(f"created {path.relative_to(project.root)}")

@@ -45,6 +45,9 @@ def validate(ctx: click.Context, domain: str | None, check: bool, as_json: bool)
                 )
             for line in report.pruned_failures:
                 click.echo(f"  pruned   {line} (past retention)")
+            for conflict in report.conflicts:
+                where = conflict["section"] or "top-level key"
+                click.echo(f"  conflict {conflict['id']} {where}: resolve it and delete `conflict:`")
         commits = {r.commit.sha or r.commit.deferred: r.commit for r in reports if r.commit}
         for outcome in commits.values():
             report_commit(outcome)

@@ -1,13 +1,20 @@
 """How two sightings of one learned entry combine: sessions as a union, recurrence counted once per
-session, the later ``last_seen`` and the earlier ``first_seen``, a fix kept once one is known."""
+session, the later ``last_seen`` and the earlier ``first_seen``, a fix kept once one is known.
+
+``merge_sightings`` is the three-way form a merge of two branches needs: each side's changes since the
+common base are added once, and a session both sides learned from is counted once, not twice.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["add_sighting", "combine_sightings", "MAX_SESSIONS_KEPT"]
+__all__ = ["add_sighting", "combine_sightings", "merge_sightings", "PROVENANCE_KEYS", "MAX_SESSIONS_KEPT"]
 
 MAX_SESSIONS_KEPT = 20  # an entry seen in hundreds of sessions keeps the latest; recurrence keeps the count
+
+# Keys whose values both sides of a merge may change independently and that combine without a conflict.
+PROVENANCE_KEYS = frozenset({"sessions", "recurrence", "first_seen", "last_seen", "helpful", "harmful"})
 
 
 def add_sighting(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
@@ -35,4 +42,56 @@ def combine_sightings(first: dict[str, Any], second: dict[str, Any]) -> dict[str
     stamps = [str(v) for v in (first.get("first_seen"), second.get("first_seen")) if v]
     if stamps:
         merged["first_seen"] = min(stamps)
+    return merged
+
+
+def _count(entry: dict[str, Any] | None, key: str, default: int) -> int:
+    if entry is None:
+        return 0
+    value = entry.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _session_keys(entry: dict[str, Any] | None) -> list[str]:
+    return [str(s) for s in (entry or {}).get("sessions") or []]
+
+
+def _stamp(values: list[Any], pick: Any) -> Any:
+    """The earliest or latest of ``values`` by their text (ISO timestamps sort as text), keeping its type."""
+    present = [v for v in values if v is not None and v != ""]
+    return pick(present, key=str) if present else None
+
+
+def merge_sightings(
+    base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any]
+) -> dict[str, Any]:
+    """The provenance of one entry both sides saw again since ``base`` (None: both added it).
+
+    Sessions are a union, ours first. Recurrence and feedback take each side's increase over the base,
+    less one for each session both sides added: a session learned in two clones is counted once.
+    """
+    base_sessions = set(_session_keys(base))
+    ours_new = set(_session_keys(ours)) - base_sessions
+    theirs_new = set(_session_keys(theirs)) - base_sessions
+    common = len(ours_new & theirs_new)
+    merged: dict[str, Any] = {}
+    known = set(_session_keys(ours))
+    sessions = [*(ours.get("sessions") or []), *(s for s in theirs.get("sessions") or [] if str(s) not in known)]
+    if sessions or "sessions" in ours or "sessions" in theirs:
+        merged["sessions"] = sessions[-MAX_SESSIONS_KEPT:]
+    a, b = _count(ours, "recurrence", 1), _count(theirs, "recurrence", 1)
+    recurrence = max(a + b - _count(base, "recurrence", 1) - common, a, b, 1)
+    if "recurrence" in ours or "recurrence" in theirs or recurrence > 1:
+        merged["recurrence"] = recurrence
+    for key in ("helpful", "harmful"):
+        if key in ours or key in theirs:
+            # Feedback carries no session of its own yet: each side's increase is counted once.
+            a, b = _count(ours, key, 0), _count(theirs, key, 0)
+            merged[key] = max(a + b - _count(base, key, 0), a, b, 0)
+    first = _stamp([ours.get("first_seen"), theirs.get("first_seen")], min)
+    if first is not None:
+        merged["first_seen"] = first
+    last = _stamp([ours.get("last_seen"), theirs.get("last_seen")], max)
+    if last is not None:
+        merged["last_seen"] = last
     return merged

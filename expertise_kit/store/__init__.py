@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,8 +89,18 @@ class Store:
     # -- writing ---------------------------------------------------------------------------------
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the write lock; on the way in, tidy after dead writers and restore entries git discarded."""
+    def locked(self, *, wait: float | None = None) -> Iterator[None]:
+        """Hold the write lock; on the way in, tidy after dead writers and restore entries git discarded.
+
+        ``wait``: give up on the lock after that many seconds and go on without it (a merge driver:
+        see ``Store.transaction``).
+        """
+        if wait is not None:
+            with ExitStack() as held:
+                with suppress(UserError):  # held too long, or the lock file can't even be made
+                    held.enter_context(write_lock(self.project.lock_path, timeout=wait))
+                yield
+            return
         ensure_writable(self.project.expertise_dir)
         with write_lock(self.project.lock_path):
             ensure_inside(self.project)  # `.expertise` swapped for a link since the project was found
@@ -107,19 +117,25 @@ class Store:
         by_hand: bool = False,
         commit: bool = True,
         dry_run: bool = False,
+        lock_wait: float | None = None,
     ) -> Iterator[Transaction]:
         """The one way to change the files: plan edits on the yielded transaction, then ``commit`` it.
 
         Leaving the block without committing writes nothing. ``dry_run``: plan only, without the lock;
         ``commit`` then writes nothing. ``commit=False``: write the files but leave committing to git
-        (a merge driver).
+        (a merge driver). ``lock_wait``: wait at most that long for the lock, then go on without it. Only
+        a merge driver may: git runs it holding the index lock, and one of our writers holding our lock
+        may be waiting on that index lock to commit, so waiting our usual minute would stall both; and
+        what the driver writes is git's own temp file, which no other writer touches.
         """
         tx = Transaction(self, change, sessions=list(sessions or []), by_hand=by_hand, commit_changes=commit)
         if dry_run:
             tx.dry_run = True
             yield tx
             return
-        with self.locked():
+        if lock_wait is not None and commit:
+            raise RuntimeError("only a transaction that leaves committing to git may skip the lock")
+        with self.locked(wait=lock_wait):
             yield tx
 
     def add_items(

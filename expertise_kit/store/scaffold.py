@@ -12,6 +12,7 @@ from expertise_kit.errors import UserError
 from expertise_kit.project import Project, check_not_git_dir
 from expertise_kit.store import Store
 from expertise_kit.versioning.commit import CommitOutcome
+from expertise_kit.versioning.mergedriver import ATTRIBUTES_LINE, ATTRIBUTES_NAME, ATTRIBUTES_TEXT, register_driver
 from expertise_kit.vocab import OVERVIEWS, section_names
 
 __all__ = ["InitResult", "initialise", "domain_template", "SCHEMA_HEADER", "GITIGNORE"]
@@ -43,6 +44,7 @@ class InitResult:
     created: list[Path] = field(default_factory=list)
     updated: list[Path] = field(default_factory=list)
     commit: CommitOutcome | None = None
+    driver_registered: bool = False  # git config now names the merge driver (it did not before)
 
 
 def initialise(project: Project) -> InitResult:
@@ -64,6 +66,7 @@ def initialise(project: Project) -> InitResult:
             (directory / ".gitignore", GITIGNORE, None),
             (directory / CONFIG_NAME, CONFIG_TEMPLATE, None),
             (directory / SCHEMA_FILE_NAME, schema_text(), None),
+            (directory / ATTRIBUTES_NAME, ATTRIBUTES_TEXT, None),
         ]
         wanted += [
             (directory / f"{name}.yaml", domain_template(name, rules.description), name)
@@ -79,12 +82,28 @@ def initialise(project: Project) -> InitResult:
                 # Ours, generated: keep it in step with the installed version.
                 tx.create(path, text)
                 result.updated.append(path)
+            elif path.name == ATTRIBUTES_NAME and (missing := _attributes_missing(path)) is not None:
+                tx.create(path, missing)
+                result.updated.append(path)
         if not tx.empty:
             count = len(new_domains)
+            others = [p.name for p in [*result.created, *result.updated] if p != directory]
             subject = (
                 f"expertise: set up .expertise/ with {count} domain{'s' if count != 1 else ''}"
                 if (directory / CONFIG_NAME) in result.created
-                else f"expertise: add files for {', '.join(new_domains) or 'the schema'}"
+                else f"expertise: add files for {', '.join(new_domains) or ', '.join(others) or 'the schema'}"
             )
             result.commit = tx.commit(subject)
+    result.driver_registered = register_driver(project)
     return result
+
+
+def _attributes_missing(path: Path) -> str | None:
+    """The attributes file with our merge line added, or None when it has it (or can't be read: left alone)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if ATTRIBUTES_LINE in (line.strip() for line in text.splitlines()):
+        return None
+    return text + ("" if not text or text.endswith("\n") else "\n") + ATTRIBUTES_TEXT

@@ -120,6 +120,18 @@ class Transaction:
         if domain is None:
             self.config_changed = True
 
+    def deliver(self, path: Path, text: str) -> None:
+        """Plan ``text`` for ``path``, a file git owns (a merge driver's ``%A``), not one in ``.expertise/``.
+
+        As with ``edit``, the text comes verified from ``fit_to_cap`` (re-parsed and compared with the
+        data intended), or is git's own line merge of a file that is not a domain file, written as git
+        would write it. ``commit`` writes it atomically like any planned file; it is never committed here
+        (git makes the merge commit) and never fed to the render cache: it is not the file agents read.
+        """
+        if self.commit_changes:
+            raise RuntimeError("a delivered file is git's to commit: open the transaction with commit=False")
+        self.planned[path] = Planned(path, text.encode("utf-8"))
+
     def include(self, doc: DomainDoc) -> None:
         """Commit ``doc``'s file as it stands on disk (a hand edit that validated)."""
         data = doc.loaded.text.encode("utf-8")

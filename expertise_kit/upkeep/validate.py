@@ -20,6 +20,7 @@ from expertise_kit.store import Store, describe_entry
 from expertise_kit.store.transaction import Transaction
 from expertise_kit.versioning.commit import CommitOutcome
 from expertise_kit.versioning.git import open_repo, run_git
+from expertise_kit.versioning.merge import conflicts_in
 from expertise_kit.vocab import FAILURES, FILES, section, section_names
 
 __all__ = ["ValidationReport", "validate_domain", "validate_domains", "code_index", "CodeIndex"]
@@ -98,6 +99,7 @@ class ValidationReport:
     stale: list[dict[str, Any]] = field(default_factory=list)
     unstaled: list[str] = field(default_factory=list)
     pruned_failures: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, str]] = field(default_factory=list)  # left by a merge, until a person resolves them
     last_validated: str = ""
     commit: CommitOutcome | None = None
 
@@ -105,7 +107,7 @@ class ValidationReport:
     def problems(self) -> int:
         """What needs correcting now; entries already marked stale were seen by a human and don't count."""
         fresh = sum(1 for s in self.stale if s.get("new"))
-        return len(self.renamed) + len(self.removed) + fresh + len(self.pruned_failures)
+        return len(self.renamed) + len(self.removed) + fresh + len(self.pruned_failures) + len(self.conflicts)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -115,6 +117,7 @@ class ValidationReport:
             "stale": self.stale,
             "no_longer_stale": self.unstaled,
             "pruned_failures": self.pruned_failures,
+            "conflicts": self.conflicts,
             "last_validated": self.last_validated,
             "problems": self.problems,
             "commit": self.commit.sha if self.commit else None,
@@ -177,6 +180,7 @@ def plan_validation(
     store: Store, doc: DomainDoc, index: CodeIndex, retention_days: int
 ) -> tuple[list[Edit], ValidationReport]:
     report = ValidationReport(doc.name)
+    report.conflicts = [{"id": where, "section": name, "text": text} for where, name, text in conflicts_in(doc)]
     raws = doc.loaded.plain
     edits: list[Edit] = []
     cutoff = clock.now() - timedelta(days=retention_days)

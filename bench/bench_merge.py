@@ -1,0 +1,190 @@
+"""Merge budgets, side by side in one run.
+
+1. Two domain files at the 1000-line cap, each side with new learnings and new sightings of shared
+   entries since the base: the driver as git runs it (`python -I -m expertise_kit merge-driver`) against
+   `git merge-file` on the same three files, alternating. Budget: ratio <= 3. Also shown: the Python
+   start-up floor, and the merge itself in process.
+2. Eight branches learning in parallel, merged one by one into main with `git merge`: end to end.
+3. Four clones of one bare remote, in rounds of learn, `git pull --rebase`, `git push`.
+
+Run: python bench/bench_merge.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import bench_env, p50, python_startup, row, temp_repo, time_call, time_command  # noqa: E402
+
+SECTIONS = ("patterns", "best_practices", "effective_patterns", "successful_techniques")
+
+
+def _learned(text: str, *sessions: str, day: int = 1) -> dict[str, Any]:
+    stamp = f"2026-11-{day:02d}T10:00:00Z"
+    return {"text": text, "source": "learned", "sessions": list(sessions), "first_seen": stamp, "last_seen": stamp}
+
+
+def _files_at_cap() -> tuple[str, str, str]:
+    from expertise_kit.document.splice import Append, Replace, apply_edits
+    from expertise_kit.document.yamlio import parse_yaml_text
+    from expertise_kit.store.scaffold import domain_template
+
+    path = Path(".expertise/database.yaml")
+    edits = [
+        Append(SECTIONS[n % 4], _learned(f"Lesson {n}: keep {n} connections warm in pool", f"s{n}", f"t{n}"))
+        for n in range(190)
+    ]
+    base = apply_edits(parse_yaml_text(domain_template("database"), path), list(edits))
+
+    def side(tag: str, offset: int) -> str:
+        loaded = parse_yaml_text(base, path)
+        changes: list[Any] = [
+            Append(SECTIONS[n % 4], _learned(f"{tag} lesson {n} about indexes", f"{tag}{n}", day=9))
+            for n in range(6)
+        ]
+        for n in range(offset, offset + 8):  # new sightings of shared entries, some on both sides
+            raw = loaded.plain[SECTIONS[n % 4]][n // 4]
+            changes.append(Replace(SECTIONS[n % 4], n // 4, {**raw, "sessions": [*raw["sessions"], f"{tag}x{n}"],
+                                                              "recurrence": 3, "last_seen": "2026-11-09T00:00:00Z"}))
+        return apply_edits(loaded, changes)
+
+    return base, side("ours", 0), side("theirs", 4)
+
+
+def file_merge(runs: int) -> None:
+    base, ours, theirs = _files_at_cap()
+    scratch = Path(tempfile.mkdtemp(prefix="expertise-bench-merge-"))
+    paths = {name: scratch / name for name in ("O", "A", "B", "A.git")}
+    paths["O"].write_text(base)
+    paths["B"].write_text(theirs)
+    print(f"files: base {base.count(chr(10))} lines, ours {ours.count(chr(10))}, theirs {theirs.count(chr(10))}")
+    env = bench_env()
+    driver = [sys.executable, "-I", "-m", "expertise_kit", "merge-driver"]
+    driver += [str(paths["O"]), str(paths["A"]), str(paths["B"]), ".expertise/database.yaml"]
+    git = ["git", "merge-file", str(paths["A.git"]), str(paths["O"]), str(paths["B"])]
+    ours_samples: list[float] = []
+    git_samples: list[float] = []
+    git_conflicts = 0
+    for _ in range(runs):
+        paths["A"].write_text(ours)
+        ours_samples += time_command(driver, 1, env, cwd=scratch)
+        paths["A.git"].write_text(ours)
+        start = time.perf_counter()
+        done = subprocess.run(git, env=env, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        git_samples.append(time.perf_counter() - start)
+        git_conflicts = done.returncode
+    floor = p50(python_startup(runs, env))
+    from expertise_kit.versioning.merge import merge_domain_texts
+
+    def in_process() -> object:
+        return merge_domain_texts(base, ours, theirs, path=Path(".expertise/database.yaml"), domain="database",
+                                  line_cap=1000)  # fmt: skip
+
+    merged = merge_domain_texts(base, ours, theirs, path=Path("x/.expertise/database.yaml"), domain="database",
+                                line_cap=1000)  # fmt: skip
+    inside = p50(time_call(in_process, runs))
+    baseline = p50(git_samples)
+    print(f"git merge-file: {git_conflicts} conflicts; ours: {len(merged.conflicts)} conflicts, "
+          f"{merged.lines} lines, {len(merged.pruned)} pruned by the cap")  # fmt: skip
+    print(row("git merge-file (baseline)", baseline, baseline))
+    print(row("expertise merge-driver, as git runs it", p50(ours_samples), baseline) + "   budget <= 3x")
+    print(row("  python -I -c pass (start-up floor)", floor, baseline))
+    print(row("  the merge in process (imports warm)", inside, baseline))
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _learn(root: Path, session: str, n: int) -> None:
+    from expertise_kit.project import find_project
+    from expertise_kit.store import Store
+
+    items = [(SECTIONS[k % 4], _learned(f"Lesson {k}", session)) for k in (n, n + 1, 100 + n)]
+    Store(find_project(root)).merge_learned("database", items, sessions=[session])
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def eight_branches() -> None:
+    from expertise_kit.project import project_for_init
+    from expertise_kit.store.scaffold import initialise
+
+    root = temp_repo(dict(os.environ))
+    initialise(project_for_init(root))
+    for n in range(8):
+        _git(root, "checkout", "-q", "-b", f"agent-{n}", "main")
+        for k in range(3):
+            _learn(root, f"branch{n}-session{k}", n * 3 + k)
+    _git(root, "checkout", "-q", "main")
+    conflicts = 0
+    start = time.perf_counter()
+    for n in range(8):
+        conflicts += _git(root, "merge", "--no-edit", "-q", f"agent-{n}").returncode != 0
+    elapsed = time.perf_counter() - start
+    lines = (root / ".expertise" / "database.yaml").read_text().count("\n")
+    print(f"8 branches x 3 learnings merged into main: {conflicts} conflicts, {elapsed:.2f} s end to end "
+          f"({elapsed / 8 * 1000:.0f} ms per merge), database.yaml {lines} lines")  # fmt: skip
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def four_clones(rounds: int) -> None:
+    from expertise_kit.document.domainfile import load_domain_file
+    from expertise_kit.project import project_for_init
+    from expertise_kit.store.scaffold import initialise
+
+    seed = temp_repo(dict(os.environ))
+    initialise(project_for_init(seed))
+    remote = seed.parent / (seed.name + "-remote.git")
+    _git(seed.parent, "init", "-q", "--bare", "-b", "main", str(remote))
+    _git(seed, "push", "-q", str(remote), "main")
+    clones = []
+    for n in range(4):
+        clone = seed.parent / f"{seed.name}-clone{n}"
+        _git(seed.parent, "clone", "-q", str(remote), clone.name)
+        initialise(project_for_init(clone))  # registers the driver in the clone's git config
+        clones.append(clone)
+    conflicts = 0
+    start = time.perf_counter()
+    for r in range(rounds):
+        for n, clone in enumerate(clones):
+            _learn(clone, f"clone{n}-round{r}", n * 10 + r)
+            _learn(clone, f"shared-round{r}", 500 + r)  # learned in every clone: must count once
+        for clone in clones:
+            conflicts += _git(clone, "pull", "-q", "--rebase").returncode != 0
+            conflicts += _git(clone, "push", "-q").returncode != 0
+    for clone in clones:
+        _git(clone, "pull", "-q", "--rebase")
+    elapsed = time.perf_counter() - start
+    files = {(c / ".expertise" / "database.yaml").read_bytes() for c in clones}
+    doc = load_domain_file(clones[0] / ".expertise" / "database.yaml", "database")
+    entries = doc.entry_count
+    shared = [raw for s in SECTIONS for raw in doc.loaded.plain[s] or [] if str(raw.get("text")).startswith("Lesson 5")]
+    double = sum(1 for raw in shared if raw.get("recurrence", 1) != len(set(raw["sessions"])))
+    print(f"4 clones x {rounds} rounds (learn, pull --rebase, push): {conflicts} conflicts, {entries} entries, "
+          f"{len(files)} distinct final file(s), {double} entries counted twice, {elapsed:.2f} s")  # fmt: skip
+    shutil.rmtree(seed.parent / seed.name, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    env = bench_env()
+    os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_") or k == "HOME"})
+    file_merge(args.runs)
+    eight_branches()
+    four_clones(args.rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""``expertise merge-driver %O %A %B %P``: git's merge driver for ``.expertise/`` files, and its registration.
+
+Git runs the driver for every path ``.expertise/.gitattributes`` marks ``merge=expertise`` when both
+sides changed it, in a merge, a rebase, a cherry-pick or ``pull``. It reads the common base ``%O``, ours
+``%A`` and theirs ``%B`` (temp files git made), writes the result over ``%A`` and exits 0 when the merge
+is clean, non-zero when git must record a conflict. A domain file is merged entry by entry
+(``versioning.merge``); a side that is not a valid domain file gets git's own line merge, with its
+markers, so such a file merges no worse than without us. The write goes through the one transaction with
+``commit=False``: git makes the merge commit.
+
+The registration lives in two places. ``.expertise/.gitattributes`` is committed, so it travels; git
+config does not, so each clone runs ``expertise init`` once (or sets ``merge.expertise.driver`` by
+hand). The command named there is this interpreter's, which is fine because git config stays on
+this machine; the committed attributes name only the driver, never a path.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from expertise_kit.config import CONFIG_NAME, Config, load_config
+from expertise_kit.document.names import validate_domain_name
+from expertise_kit.document.yamlio import read_text_file
+from expertise_kit.errors import UserError
+from expertise_kit.project import EXPERTISE_DIR, Project, find_git, find_project
+from expertise_kit.versioning.merge import merge_domain_texts
+from expertise_kit.versioning.textmerge import merge_lines
+
+__all__ = [
+    "ATTRIBUTES_NAME",
+    "ATTRIBUTES_TEXT",
+    "DRIVER_NAME",
+    "DriverOutcome",
+    "driver_command",
+    "register_driver",
+    "run_merge_driver",
+    "CLONE_SETUP_LINE",
+]
+
+DRIVER_NAME = "expertise"
+ATTRIBUTES_NAME = ".gitattributes"
+ATTRIBUTES_LINE = f"*.yaml merge={DRIVER_NAME}"
+ATTRIBUTES_TEXT = (
+    "# expertise_kit: git merges the domain files entry by entry (`expertise merge-driver`).\n"
+    "# git config does not travel with a clone: run `expertise init` once in each clone to register it.\n"
+    f"{ATTRIBUTES_LINE}\n"
+    "config.yaml merge=text\n"
+)
+CLONE_SETUP_LINE = f"git config merge.{DRIVER_NAME}.driver 'expertise merge-driver %O %A %B %P'"
+# Git holds the index lock while the driver runs; one of our writers holding our lock may be waiting
+# for that index lock (up to a few seconds) to commit. Waiting longer than that only stalls both.
+DRIVER_LOCK_WAIT = 3.0
+
+
+def driver_command(python: str | None = None) -> str:
+    """The command git config names: this interpreter, so it works whether or not `expertise` is on PATH."""
+    return f"{shlex.quote(python or sys.executable)} -I -m expertise_kit merge-driver %O %A %B %P"
+
+
+def register_driver(project: Project) -> bool:
+    """Point this repo's git config at the driver; True when it changed. Outside git, nothing to do."""
+    if project.git is None:
+        return False
+    from expertise_kit.versioning.git import open_repo, run_git
+
+    wanted = {
+        f"merge.{DRIVER_NAME}.name": "expertise_kit: merge .expertise/ files entry by entry",
+        f"merge.{DRIVER_NAME}.driver": driver_command(),
+    }
+    changed = False
+    with open_repo(project.git.toplevel) as repo:
+        for key, value in wanted.items():
+            current = run_git(repo, ["config", "--local", "--get", key], check=False).stdout.rstrip("\n")
+            if current != value:
+                run_git(repo, ["config", "--local", key, value])
+                changed = True
+    return changed
+
+
+@dataclass
+class DriverOutcome:
+    clean: bool
+    message: str = ""  # the one line for stderr: the conflict, or why the file was merged line by line
+
+
+def _domain_of(name: str | None) -> str | None:
+    if not name:
+        return None
+    path = Path(name)
+    if path.suffix != ".yaml" or path.parent.name != EXPERTISE_DIR or path.name == CONFIG_NAME:
+        return None
+    try:
+        validate_domain_name(path.stem)
+    except UserError:
+        return None
+    return path.stem
+
+
+def _project(start: Path) -> Project:
+    try:
+        return find_project(start)
+    except UserError:
+        return Project(start, find_git(start))
+
+
+def _config(project: Project) -> Config:
+    try:
+        return load_config(project.expertise_dir)
+    except UserError:
+        return Config.default()  # a config.yaml in conflict itself must not stop the domain files merging
+
+
+def _where(error: UserError) -> str:
+    """Why a side could not be merged entry by entry, without the hint meant for a file on disk."""
+    place = f"{error.path}:{error.line}: " if error.path and error.line else f"{error.path}: " if error.path else ""
+    return place + error.message
+
+
+def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, start: Path) -> DriverOutcome:
+    """Merge ``ours`` and ``theirs`` against ``base`` into ``ours``. A file that can't be read at all
+    raises its ``UserError`` and leaves ``ours`` as it was (git then records a conflict)."""
+    from expertise_kit.store import Store
+
+    shown = name or str(ours)
+    texts = [read_text_file(path) for path in (base, ours, theirs)]
+    project = _project(start)
+    config = _config(project)
+    domain = _domain_of(name)
+    outcome: DriverOutcome
+    result_text: str
+    try:
+        if domain is None:
+            raise UserError("not a domain file", path=shown)
+        merged = merge_domain_texts(*texts, path=Path(shown), domain=domain, line_cap=config.line_cap)
+    except UserError as exc:
+        lines = merge_lines(*(t.splitlines(keepends=True) for t in texts), labels=("ours", "base", "theirs"))
+        result_text = lines.text
+        reason = exc.message if domain is None else _where(exc)
+        if lines.conflicts:
+            outcome = DriverOutcome(
+                False,
+                f"{shown}: merged line by line ({reason}): {lines.conflicts} conflict"
+                f"{'s' if lines.conflicts != 1 else ''} marked with <<<<<<<; resolve them, then `git add` it",
+            )
+        else:
+            outcome = DriverOutcome(True, f"note: {shown}: merged line by line ({reason})" if domain else "")
+    else:
+        result_text = merged.text
+        if merged.conflicts:
+            named = "; ".join(c.describe() for c in merged.conflicts[:3])
+            more = f" and {len(merged.conflicts) - 3} more" if len(merged.conflicts) > 3 else ""
+            outcome = DriverOutcome(
+                False,
+                f"{shown}: merge conflict in {named}{more}: both versions kept under `conflict:`; "
+                "edit it, delete `conflict:`, then `git add` it",
+            )
+        else:
+            outcome = DriverOutcome(True)
+    if result_text != texts[1]:
+        store = Store(project, config)
+        with store.transaction("merged", commit=False, lock_wait=DRIVER_LOCK_WAIT) as tx:
+            tx.deliver(ours, result_text)
+            tx.commit(f"merge {shown}")
+    return outcome
