@@ -156,13 +156,16 @@ def _emit(agent: str, event: str, text: str) -> None:
 def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     """Print the expertise for this prompt; return a note for stderr, if there is one."""
     from expertise_kit.fast.cache import read_index, signature, stale_domains
-    from expertise_kit.fast.render import MAX_TASK_CHARS, MAX_TASK_FILES, render_section
+    from expertise_kit.fast.render import MAX_TASK_CHARS, MAX_TASK_FILES
 
     cwd = str(payload.get("cwd") or os.getcwd())
     expertise_dir = _find_expertise(cwd)
     if expertise_dir is None:
         return None  # not an expertise project: stay silent
-    prompt = str(payload.get("prompt") or payload.get("user_prompt") or "")
+    raw_prompt = payload.get("prompt") or payload.get("user_prompt") or ""
+    if not isinstance(raw_prompt, str):
+        raise _Quiet("the hook input's prompt is not text; nothing was injected")
+    prompt = raw_prompt
     task = prompt[:MAX_TASK_CHARS]  # bounded work, however long the prompt
     files = _mentioned_files(task, MAX_TASK_FILES)
     config_path = os.path.join(expertise_dir, "config.yaml")
@@ -176,7 +179,9 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
             _start_background_rebuild(expertise_dir, [])
             raise _Quiet("config.yaml is large; the cache is being rebuilt in the background")
         cache = _refresh(expertise_dir, [])
-    domains = _choose_domains(cache, task, files)
+    routing = _choose_domains(cache, task, files) if task or files else []
+    # Every domain is searched: knowledge about a file may be filed under another domain.
+    domains = list((cache.get("config") or {}).get("domains") or {})
     stale = stale_domains(expertise_dir, cache, domains)
     now, later = [], []
     for name in stale:
@@ -198,15 +203,43 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
         if note is None and signature(path) is None and os.path.lexists(path):
             note = f"{path} is not a regular file; skipped"
     domains = [d for d in domains if d not in stale and d not in later]
-    broken = [cache["domains"][d]["error"] for d in domains if (cache["domains"].get(d) or {}).get("error")]
-    if broken:
-        raise _Quiet(f"{broken[0]} (fix the file; no expertise was injected)")
+    broken = [d for d in domains if (cache["domains"].get(d) or {}).get("error")]
+    if broken and note is None:
+        note = f"{cache['domains'][broken[0]]['error']} (fix the file; its expertise was left out)"
+    domains = [d for d in domains if d not in broken]
     if domains:
-        result = render_section(cache, domains, task=task, files=files, list_dropped=False)
+        text = _select(expertise_dir, cache, domains, routing, task, files, payload)
         spec = _agent(agent)
         event = str(payload.get("hook_event_name") or (spec.prompt_event if prompt else None) or spec.start_event)
-        _emit(agent, event, result.text)
+        _emit(agent, event, text)
     return note
+
+
+def _select(
+    expertise_dir: str,
+    cache: dict[str, Any],
+    domains: list[str],
+    routing: list[str],
+    task: str,
+    files: list[str],
+    payload: dict[str, Any],
+) -> str:
+    """Session start: the essentials. A prompt: what is relevant to it, or the essentials if nothing is and
+    the session has had nothing yet. Either way, only entries this session was not given before."""
+    from expertise_kit.fast.retrieve import essentials, for_prompt
+    from expertise_kit.fast.session import injected, remember, session_key
+
+    key = session_key(payload)
+    given = injected(expertise_dir, key)
+    exclude = set(given)
+    now = time.time()
+    result = None
+    if task.strip() or files:
+        result = for_prompt(cache, domains, task=task, files=files, routing=routing, exclude=exclude, now=now)
+    if result is None or (not result.text and not given):
+        result = essentials(cache, domains, exclude=exclude, now=now)
+    remember(expertise_dir, key, given, result.included)
+    return result.text
 
 
 def _wait_for_flush(path: str, settle: float = 1.0, limit: float = 6.0, step: float = 0.1) -> None:

@@ -15,4 +15,4 @@ def test_demo_runs_end_to_end() -> None:
     assert "Expertise-Change: " in done.stdout
     assert "testing: learned" in done.stdout  # the bundled sample session was learned from
     assert "read shop/pricing.py first" in done.stdout
-    assert "## Project expertise: testing" in done.stdout  # rendered for a task
+    assert "## Project expertise: for this task" in done.stdout  # rendered for a task

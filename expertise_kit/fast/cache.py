@@ -41,7 +41,7 @@ __all__ = [
     "signatures_for",
 ]
 
-CACHE_VERSION = 6
+CACHE_VERSION = 7
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 

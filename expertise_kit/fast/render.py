@@ -177,6 +177,16 @@ def prepare_entry(entry: dict[str, Any], token_count: int) -> dict[str, Any]:
         "line": _line(entry),
         "group": _group(entry),
         "n": token_count,
+        # The evidence ranking weighs, and what the essentials pick by.
+        "kind": section(entry["section"]).kind,
+        "rec": int(entry.get("recurrence") or 1),
+        "help": int(entry.get("helpful") or 0),
+        "harm": int(entry.get("harmful") or 0),
+        "seen": int(entry.get("seen_epoch") or 0),
+        "stale": bool(entry.get("stale")),
+        "learned": bool(entry.get("learned")),
+        "manual": not entry.get("learned"),
+        "sol": bool(entry.get("solution")),
         # The static part of the sort key: group, recurrence, net feedback, recency, id.
         "order": [
             _RANK[_group(entry)],

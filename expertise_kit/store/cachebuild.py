@@ -16,7 +16,7 @@ from expertise_kit.document.entries import is_learned, item_last_seen, item_reco
 from expertise_kit.errors import UserError
 from expertise_kit.fast.cache import CACHE_VERSION, cache_path, domain_cache_path, read_index, signature
 from expertise_kit.fast.classify import tokens
-from expertise_kit.fast.render import prepare_entry
+from expertise_kit.fast.render import prepare_entry, strip_controls
 from expertise_kit.project import Project
 from expertise_kit.vocab import section_names
 
@@ -32,7 +32,8 @@ def _entry(section: str, raw: Any) -> dict[str, Any] | None:
     record["learned"] = is_learned(item)
     seen = item_last_seen(item)
     record["last_seen"] = seen.isoformat() if seen else ""
-    words = " ".join(str(record.get(k) or "") for k in ("text", "issue", "error", "solution", "path"))
+    record["seen_epoch"] = int(seen.timestamp()) if seen else 0
+    words = strip_controls(" ".join(str(record.get(k) or "") for k in ("text", "issue", "error", "solution", "path")))
     record["tokens"] = sorted(set(tokens(words)))
     return record
 

@@ -1,0 +1,90 @@
+"""What this agent session was already given, so a later prompt gets only what is new.
+
+One small text file per session (entry ids, one a line) beside the render cache, in the git dir where
+nothing is committed. Bounded (the newest ``MAX_IDS`` ids), expiring (a file untouched for
+``EXPIRE_SECONDS`` counts as empty, and old files are removed when a new session starts), and never in
+the way: a missing, unreadable or corrupt file means "nothing given yet", and a failed write is skipped.
+The post-session learner reads the same file to credit what was injected.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from expertise_kit.fast.cache import cache_dir, read_regular
+
+__all__ = ["injected", "remember", "session_key", "MAX_IDS", "EXPIRE_SECONDS"]
+
+MAX_IDS = 400
+MAX_BYTES = 16 << 10
+EXPIRE_SECONDS = 2 * 86400
+MAX_PRUNED = 50  # old files removed per new session, so a huge directory never slows one prompt down
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+def session_key(payload: dict[str, object]) -> str | None:
+    """The agent's session id from its hook input, if it is one we can use as a file name."""
+    for field in ("session_id", "sessionId", "conversation_id"):
+        value = payload.get(field)
+        if isinstance(value, str) and 0 < len(value) <= 128 and set(value) <= _SAFE and value.strip("."):
+            return value
+    return None
+
+
+def _directory(expertise_dir: str) -> str:
+    return os.path.join(cache_dir(expertise_dir), "sessions")
+
+
+def injected(expertise_dir: str, key: str | None, now: float | None = None) -> list[str]:
+    """The ids given to this session so far, oldest first; empty when unknown, expired or unreadable."""
+    if key is None:
+        return []
+    path = os.path.join(_directory(expertise_dir), key)
+    try:
+        if (now or time.time()) - os.stat(path).st_mtime > EXPIRE_SECONDS:
+            return []
+    except (OSError, ValueError):
+        return []
+    data = read_regular(path, MAX_BYTES)
+    if not data:
+        return []
+    ids = [line for line in data.decode("ascii", "replace").split("\n") if line and set(line) <= _SAFE]
+    return ids[-MAX_IDS:]
+
+
+def remember(expertise_dir: str, key: str | None, given: list[str], ids: list[str], now: float | None = None) -> None:
+    """Add ``ids`` to what this session was given (``given``: what ``injected`` returned)."""
+    if key is None or not ids:
+        return
+    directory = _directory(expertise_dir)
+    path = os.path.join(directory, key)
+    merged = list(dict.fromkeys([*given, *ids]))[-MAX_IDS:]
+    try:
+        os.makedirs(directory, exist_ok=True)
+        if not given:
+            _prune(directory, now or time.time())
+        temp = f"{path}.{os.getpid()}.tmp"
+        with open(temp, "w", encoding="ascii") as handle:
+            handle.write("\n".join(merged) + "\n")
+        os.replace(temp, path)
+    except OSError:
+        pass  # the hook's answer matters more than remembering it
+
+
+def _prune(directory: str, now: float) -> None:
+    removed = 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if removed >= MAX_PRUNED:
+            return
+        path = os.path.join(directory, name)
+        try:
+            if now - os.stat(path).st_mtime > EXPIRE_SECONDS:
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            continue

@@ -1,0 +1,135 @@
+"""What reaches the agent: essentials at session start, relevant entries of any domain per prompt above a
+floor, each entry once per session, nothing stale, and old entries marked as old."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import git
+
+CALL = 'import expertise_kit.hook as h; h.main(["pre", "--agent", "claude-code"])'
+
+
+def _learned(text: str, *, recurrence: int = 1, last_seen: str = "2026-11-20T10:00:00Z", **extra: str) -> str:
+    fields = {"source": "learned", "recurrence": recurrence, "sessions": ["s1"], "last_seen": last_seen, **extra}
+    return json.dumps({"text": text, **fields})
+
+
+def _failure(issue: str, error: str, solution: str, recurrence: int) -> str:
+    return json.dumps(
+        {"issue": issue, "error": error, "solution": solution, "source": "learned", "recurrence": recurrence,
+         "sessions": [f"s{n}" for n in range(recurrence)], "last_seen": "2026-11-20T10:00:00Z"}
+    )  # fmt: skip
+
+
+def _store(project: Path) -> None:
+    """A store like a real one: a recurring git failure under general, payments knowledge filed under api,
+    a hand-written convention, hot files, and plenty of unrelated entries."""
+    expertise = project / ".expertise"
+    (expertise / "general.yaml").write_text(
+        "domain: general\n"
+        "best_practices:\n  - Run `make check` before every push\n"
+        "learned_from_failures:\n"
+        f"  - {_failure('`git push`', 'fatal: The current branch feature has no upstream branch', 'ran `git push --set-upstream origin HEAD`', 4)}\n"  # noqa: E501
+        "core_files:\n"
+        "  - {path: shop/checkout.py, source: learned, recurrence: 7}\n"
+        "  - {path: shop/pricing.py, source: learned, recurrence: 5}\n"
+    )
+    unrelated = "".join(f"  - {_learned(f'Frontend note {n} about the {w} widget layout')}\n"
+                        for n, w in enumerate(["carousel", "sidebar", "modal", "tooltip", "navbar"] * 10))  # fmt: skip
+    (expertise / "frontend.yaml").write_text("domain: frontend\npatterns:\n" + unrelated)
+    (expertise / "api.yaml").write_text(
+        "domain: api\npatterns:\n"
+        f"  - {_learned('shop/payments.py retries must send the idempotency key header')}\n"
+        f"  - {_learned('Refunds go through shop/payments.py refund(), never the gateway directly', stale='true')}\n"
+        f"  - {_learned('The payments sandbox rejects amounts over 10000 cents', last_seen='2026-03-01T00:00:00Z')}\n"
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "a store")
+
+
+def _hook(project: Path, payload: dict[str, object]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-I", "-c", CALL],
+        input=json.dumps({"cwd": str(project), **payload}),
+        capture_output=True, text=True, timeout=120, check=False, env=dict(os.environ),
+    )  # fmt: skip
+
+
+def _context(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]) if done.stdout else ""
+
+
+def _start(project: Path, session: str = "sess-1") -> str:
+    return _context(_hook(project, {"hook_event_name": "SessionStart", "session_id": session}))
+
+
+def _prompt(project: Path, text: str, session: str = "sess-1") -> str:
+    return _context(_hook(project, {"hook_event_name": "UserPromptSubmit", "prompt": text, "session_id": session}))
+
+
+def test_session_start_gets_the_essentials_across_domains(project: Path) -> None:
+    _store(project)
+    text = _start(project)
+    assert 0 < len(text) <= 1500
+    assert "git push --set-upstream" in text  # the most recurring failure, with its fix
+    assert "Run `make check` before every push" in text  # a hand-written convention
+    assert "`shop/checkout.py`" in text  # the most edited files
+    assert "Frontend note" not in text  # essentials are not a dump
+
+
+def test_an_uninformative_first_prompt_still_gets_the_essentials(project: Path) -> None:
+    _store(project)
+    text = _prompt(project, "Work on issue PROJ-142. Run `bd show PROJ-142` to see the details", "fresh")
+    assert "git push --set-upstream" in text
+
+
+def test_a_relevant_entry_filed_under_another_domain_is_found(project: Path) -> None:
+    _store(project)
+    _start(project)
+    text = _prompt(project, "make the retry in shop/payments.py safe against double charges")
+    assert "idempotency key header" in text  # filed under api; the prompt names the file
+    assert "Frontend note" not in text  # below the floor: the whole frontend domain is not dumped
+    assert len(text) <= 2000
+
+
+def test_each_entry_reaches_a_session_once(project: Path) -> None:
+    _store(project)
+    essentials = _start(project)
+    first = _prompt(project, "retry logic in shop/payments.py with the idempotency key")
+    assert "git push --set-upstream" in essentials and "git push --set-upstream" not in first
+    assert "idempotency key header" in first
+    again = _prompt(project, "more on the shop/payments.py retry and its idempotency key")
+    assert "idempotency key header" not in again
+    total = sum(len(_prompt(project, f"retry {n} in shop/payments.py idempotency")) for n in range(8))
+    assert len(first) + len(again) + total <= 2 * len(first)  # ten prompts inject at most twice the first
+    other = _prompt(project, "retry logic in shop/payments.py with the idempotency key", "sess-2")
+    assert "idempotency key header" in other  # another session is told again
+
+
+def test_missing_or_corrupt_session_state_never_breaks_the_hook(project: Path) -> None:
+    _store(project)
+    _start(project, "sess-9")
+    state = project / ".git" / "expertise" / "cache" / "sessions" / "sess-9"
+    assert state.is_file()
+    state.write_bytes(b"\x00\xff" * 5000 + b"\n../../etc/passwd\n")
+    text = _prompt(project, "retry logic in shop/payments.py with the idempotency key", "sess-9")
+    assert "idempotency key header" in text
+    state.unlink()
+    state.mkdir()  # not even a file
+    assert "idempotency key header" in _prompt(project, "shop/payments.py idempotency key", "sess-9")
+    hostile = _hook(project, {"prompt": "shop/payments.py idempotency", "session_id": "../../../tmp/x"})
+    assert "idempotency key header" in _context(hostile)  # an unusable id: no state, still answered
+    assert not (project / ".git" / "tmp").exists()
+
+
+def test_stale_entries_are_not_shown_and_old_ones_say_when(project: Path) -> None:
+    _store(project)
+    text = _prompt(project, "refunds and the payments sandbox amounts in shop/payments.py", "s-old")
+    assert "never the gateway directly" not in text  # marked stale by validate
+    assert "rejects amounts over 10000 cents" in text and "months ago)" in text
