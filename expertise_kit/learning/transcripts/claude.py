@@ -99,7 +99,7 @@ def _apply_result(block: dict[str, Any], call: ToolCall, extra: Any) -> None:
         call.error = text[:MAX_ERROR_CHARS]
 
 
-_SIDECHAIN, _MESSAGE, _ASSISTANT, _ANSWER, _INTERRUPT = 1, 2, 4, 8, 16
+_SIDECHAIN, _MESSAGE, _ASSISTANT, _ANSWER, _INTERRUPT, _ASIDE = 1, 2, 4, 8, 16, 32
 # uuids remembered for parent lookups. Parents are nearly always recent (the previous record, a rewind
 # target, a compaction's last message); bounding the map keeps memory flat on endless transcripts.
 UUID_WINDOW = 100_000
@@ -122,18 +122,25 @@ class _Reader:
         self.prompt_at: dict[int, str] = {}
         self.waiting: dict[str, ToolCall] = {}  # tool_use id -> call, until its result arrives
         self.agent_of: dict[int, str] = {}
+        # One API message with parallel tool calls is written as a chain of assistant records, one per
+        # block; each tool's result hangs off its own record, so only the first call's result continues
+        # the conversation and the others look like dead-end branches. A continuation record points at
+        # the message's first record here, and shares its thread.
+        self.same_message: dict[int, int] = {}
+        self.message_id = ""
+        self.message_start = -1
         self.session_id = ""
         self.cwd: str | None = None
         self.first = ""
         self.last = ""
 
     def feed(self, record: dict[str, Any], thread_hint: str | None) -> None:
-        kind = _kind(record)
-        if kind not in ("user", "assistant", "system"):
-            return  # summary, file-history-snapshot, progress, queue operations: no tool activity
         uuid = record.get("uuid")
         if not isinstance(uuid, str):
-            return
+            return  # summary, file-history-snapshot, queue operations, titles: outside the tree
+        # Every record with a uuid is a node, whatever its type: CLI 2.1.x hangs the next message off a
+        # `progress` or `attachment` record, and dropping those broke one real session into 73 fragments.
+        kind = _kind(record)
         position = len(self.flags)
         self.index[uuid] = position
         self.recent.append(uuid)
@@ -147,7 +154,7 @@ class _Reader:
                 self.late_parents[position] = parent
         else:
             self.parent.append(-1)
-        flags = (_SIDECHAIN if record.get("isSidechain") else 0) | (_MESSAGE if kind != "system" else 0)
+        flags = (_SIDECHAIN if record.get("isSidechain") else 0) | (_MESSAGE if kind in ("user", "assistant") else 0)
         flags |= _ASSISTANT if kind == "assistant" else 0
         self.flags.append(flags)
         if thread_hint:
@@ -159,6 +166,12 @@ class _Reader:
         self.last = stamp or self.last
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
+        if kind == "assistant" and isinstance(message, dict):
+            message_id = message.get("id")
+            if isinstance(message_id, str) and message_id == self.message_id and thread_hint is None:
+                self.same_message[position] = self.message_start
+            elif isinstance(message_id, str):
+                self.message_id, self.message_start = message_id, position
         if kind == "user":
             if isinstance(content, list):
                 for block in content:
@@ -216,6 +229,7 @@ def _assign_threads(reader: _Reader, session: Session) -> None:
     flags, parents = reader.flags, reader.parent
     leaf = next((i for i in range(len(flags) - 1, -1, -1) if flags[i] & _MESSAGE and not flags[i] & _SIDECHAIN), -1)
     active = set(_walk_up(parents, leaf)) if leaf >= 0 else set()
+    active.update([position for position, start in reader.same_message.items() if start in active])
     heads: dict[int, int] = {}
 
     def head_of(position: int) -> int:
@@ -248,7 +262,8 @@ def _assign_threads(reader: _Reader, session: Session) -> None:
     children: dict[int, int] = {}
     for position, parent in enumerate(parents):
         main_line = flags[position] & _MESSAGE and not flags[position] & _SIDECHAIN
-        if parent >= 0 and main_line and position not in reader.agent_of:
+        continues = position in reader.same_message  # a parallel call, not a rewind
+        if parent >= 0 and main_line and position not in reader.agent_of and not continues:
             children[parent] = children.get(parent, 0) + 1
     session.branches = 1 + sum(count - 1 for count in children.values() if count > 1)
     main_calls = [c for c in session.calls if c.thread == "main"]

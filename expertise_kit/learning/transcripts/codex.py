@@ -41,6 +41,8 @@ _ITEM_TYPES = {
 }
 _SHELLS = {"shell", "shell_command", "exec_command", "local_shell", "container.exec", "bash"}
 _EXIT = re.compile(r"(?:Exit code:|Process exited with code|exit code)\s*(-?\d+)", re.I)
+_SANDBOX_FAILED = "failed in sandbox"
+_SANDBOX_EXIT = re.compile(r"exit_code: (-?\d+)")
 _NOT_PROMPTS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<INSTRUCTIONS>", "<permissions")
 
 
@@ -80,8 +82,16 @@ def _result(call: ToolCall, raw: Any) -> None:
         text = raw.get("output", raw.get("content", ""))
     text = text if isinstance(text, str) else str(text)
     if exit_code is None:
-        match = _EXIT.search(text[:400])
+        # Only the header before the command's own output: a build log that prints "exit code 1" must
+        # not fail a command that succeeded.
+        match = _EXIT.search(text.split("\nOutput:", 1)[0][:400])
         exit_code = int(match.group(1)) if match else None
+    if exit_code is None and text.startswith(_SANDBOX_FAILED):
+        # "failed in sandbox: sandbox error: command was killed by a signal", or a denial quoting the
+        # command's own `exit_code: 128`: the command did not succeed either way.
+        match = _SANDBOX_EXIT.search(text[:2000])
+        exit_code = int(match.group(1)) if match else None
+        success = False
     if call.name == "apply_patch" and success is None and exit_code is None:
         success = not re.search(r"verification failed|failed to apply|error:", text[:400], re.I)
     failed = success is False or (exit_code not in (None, 0))
