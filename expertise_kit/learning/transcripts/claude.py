@@ -19,11 +19,13 @@ from expertise_kit.learning.transcripts.lines import LineReport, json_lines
 from expertise_kit.learning.transcripts.model import (
     MAX_ERROR_CHARS,
     MAX_PROMPT_CHARS,
+    MAX_SUMMARY_CHARS,
     Session,
     ToolCall,
     settle_session_id,
 )
 from expertise_kit.learning.transcripts.model import record_kind as _kind
+from expertise_kit.learning.transcripts.prompts import is_compaction_summary, local_command, task_text
 from expertise_kit.learning.transcripts.tools import tool_call
 
 __all__ = ["read_claude", "claude_session_id", "subagent_files"]
@@ -54,16 +56,6 @@ def _text_of(content: Any) -> str:
                 parts.append(block)
         return "\n".join(parts)
     return ""
-
-
-def _is_prompt(text: str, record: dict[str, Any]) -> bool:
-    stripped = text.strip()
-    if not stripped or record.get("isMeta") or record.get("isCompactSummary"):
-        return False
-    return (
-        not stripped.startswith(("<command-", "<local-command", "[Request interrupted", "Caveat:"))
-        and stripped != "Warmup"
-    )
 
 
 def _call_from(block: dict[str, Any], thread: str, timestamp: str) -> ToolCall:
@@ -129,6 +121,7 @@ class _Reader:
         self.same_message: dict[int, int] = {}
         self.message_id = ""
         self.message_start = -1
+        self.summaries: list[str] = []
         self.session_id = ""
         self.cwd: str | None = None
         self.first = ""
@@ -197,16 +190,32 @@ class _Reader:
                     self.flags[position] |= _ANSWER
 
     def _user_text(self, position: int, text: str, record: dict[str, Any]) -> None:
+        if record.get("isCompactSummary") or is_compaction_summary(text):
+            self.summaries.append(text.strip()[:MAX_SUMMARY_CHARS])
+            self.flags[position] |= _ASIDE
+            return
         if text.lstrip().startswith("[Request interrupted"):
-            self.flags[position] |= _INTERRUPT
-        elif "<command-name>" in text and not record.get("isMeta"):
-            # A slash command: its name and arguments are the task (`/fix the login bug`).
+            self.flags[position] |= _INTERRUPT | _ASIDE
+            return
+        if record.get("isMeta"):
+            self.flags[position] |= _ASIDE  # a caveat, or a slash command's expansion: the command said it
+            return
+        if "<command-name>" in text:
+            # A slash command: its name and arguments are the task (`/fix the login bug`), unless it is
+            # one of the CLI's own (`/model`, `/clear`).
             name = _COMMAND_NAME.search(text)
             args = _COMMAND_ARGS.search(text)
-            prompt = " ".join(m.group(1).strip() for m in (name, args) if m and m.group(1).strip())
-            self.prompt_at.setdefault(position, prompt[:MAX_PROMPT_CHARS])
-        elif _is_prompt(text, record) and position not in self.prompt_at:
-            self.prompt_at[position] = text.strip()[:MAX_PROMPT_CHARS]
+            if name and not local_command(name.group(1)):
+                prompt = " ".join(m.group(1).strip() for m in (name, args) if m and m.group(1).strip())
+                self.prompt_at.setdefault(position, prompt[:MAX_PROMPT_CHARS])
+                return
+            self.flags[position] |= _ASIDE
+            return
+        task = task_text(text)
+        if task:
+            self.prompt_at.setdefault(position, task)
+        elif position not in self.prompt_at:
+            self.flags[position] |= _ASIDE
 
     def resolve_late_parents(self) -> None:
         for position, parent in self.late_parents.items():
@@ -261,7 +270,7 @@ def _assign_threads(reader: _Reader, session: Session) -> None:
     # Branches: rewinds leave more than one main-line child under a message.
     children: dict[int, int] = {}
     for position, parent in enumerate(parents):
-        main_line = flags[position] & _MESSAGE and not flags[position] & _SIDECHAIN
+        main_line = flags[position] & _MESSAGE and not flags[position] & (_SIDECHAIN | _ASIDE)
         continues = position in reader.same_message  # a parallel call, not a rewind
         if parent >= 0 and main_line and position not in reader.agent_of and not continues:
             children[parent] = children.get(parent, 0) + 1
@@ -324,6 +333,7 @@ def read_claude(path: Path, *, include_subagents: bool = True, label: Path | Non
         records=len(reader.flags),
         skipped_lines=sum(r.skipped for r in reports),
         warnings=[m for r in reports for m in r.messages],
+        summaries=reader.summaries,
     )
     _assign_threads(reader, session)
     settle_session_id(session)

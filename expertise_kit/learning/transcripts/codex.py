@@ -19,12 +19,13 @@ import orjson
 from expertise_kit.learning.transcripts.lines import LineReport, json_lines
 from expertise_kit.learning.transcripts.model import (
     MAX_ERROR_CHARS,
-    MAX_PROMPT_CHARS,
+    MAX_SUMMARY_CHARS,
     Session,
     ToolCall,
     settle_session_id,
 )
 from expertise_kit.learning.transcripts.model import record_kind as _kind
+from expertise_kit.learning.transcripts.prompts import task_text
 from expertise_kit.learning.transcripts.tools import set_command, set_patch
 
 __all__ = ["read_codex", "CODEX_TYPES"]
@@ -43,7 +44,6 @@ _SHELLS = {"shell", "shell_command", "exec_command", "local_shell", "container.e
 _EXIT = re.compile(r"(?:Exit code:|Process exited with code|exit code)\s*(-?\d+)", re.I)
 _SANDBOX_FAILED = "failed in sandbox"
 _SANDBOX_EXIT = re.compile(r"exit_code: (-?\d+)")
-_NOT_PROMPTS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<INSTRUCTIONS>", "<permissions")
 
 
 def _shell_command(arguments: dict[str, Any]) -> str:
@@ -130,11 +130,15 @@ class _Codex:
             self.session.cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else self.session.cwd
         elif kind == "event_msg":
             if payload.get("type") == "user_message" and isinstance(payload.get("message"), str):
-                self.event_prompts.append(payload["message"].strip()[:MAX_PROMPT_CHARS])
+                task = task_text(payload["message"])
+                if task:
+                    self.event_prompts.append(task)
             elif payload.get("type") == "turn_aborted":
                 self.aborted = True
         elif kind == "response_item":
             self._item(payload, stamp)
+        elif kind == "compacted" and isinstance(payload.get("message"), str) and payload["message"].strip():
+            self.session.summaries.append(payload["message"].strip()[:MAX_SUMMARY_CHARS])
 
     def _item(self, item: dict[str, Any], stamp: str) -> None:
         kind = _kind(item)
@@ -145,8 +149,9 @@ class _Codex:
                 text = "\n".join(
                     str(part.get("text", "")) for part in item.get("content") or [] if isinstance(part, dict)
                 ).strip()
-                if text and not text.startswith(_NOT_PROMPTS):
-                    self.user_messages.append(text[:MAX_PROMPT_CHARS])
+                task = task_text(text)
+                if task:
+                    self.user_messages.append(task)
                     self.aborted = False
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             name = str(item.get("name") or ("local_shell" if kind == "local_shell_call" else "?"))
