@@ -91,7 +91,7 @@ def _apply_result(block: dict[str, Any], call: ToolCall, extra: Any) -> None:
         call.error = text[:MAX_ERROR_CHARS]
 
 
-_SIDECHAIN, _MESSAGE, _ASSISTANT, _ANSWER, _INTERRUPT, _ASIDE = 1, 2, 4, 8, 16, 32
+_SIDECHAIN, _MESSAGE, _ASSISTANT, _ANSWER, _INTERRUPT, _ASIDE, _CONTINUES = 1, 2, 4, 8, 16, 32, 64
 # uuids remembered for parent lookups. Parents are nearly always recent (the previous record, a rewind
 # target, a compaction's last message); bounding the map keeps memory flat on endless transcripts.
 UUID_WINDOW = 100_000
@@ -116,8 +116,8 @@ class _Reader:
         self.agent_of: dict[int, str] = {}
         # One API message with parallel tool calls is written as a chain of assistant records, one per
         # block; each tool's result hangs off its own record, so only the first call's result continues
-        # the conversation and the others look like dead-end branches. A continuation record points at
-        # the message's first record here, and shares its thread.
+        # the conversation and the others look like dead-end branches. A continuation record is flagged,
+        # and one holding calls points at the message's first record here, to share its thread.
         self.same_message: dict[int, int] = {}
         self.message_id = ""
         self.message_start = -1
@@ -162,7 +162,7 @@ class _Reader:
         if kind == "assistant" and isinstance(message, dict):
             message_id = message.get("id")
             if isinstance(message_id, str) and message_id == self.message_id and thread_hint is None:
-                self.same_message[position] = self.message_start
+                self.flags[position] |= _CONTINUES
             elif isinstance(message_id, str):
                 self.message_id, self.message_start = message_id, position
         if kind == "user":
@@ -186,6 +186,8 @@ class _Reader:
                     call = _call_from(block, thread_hint or "", stamp)
                     self.waiting[call.call_id] = call
                     self.calls_at.setdefault(position, []).append(call)
+                    if self.flags[position] & _CONTINUES:
+                        self.same_message[position] = self.message_start
                 elif block.get("type") == "text" and str(block.get("text", "")).strip():
                     self.flags[position] |= _ANSWER
 
@@ -271,7 +273,7 @@ def _assign_threads(reader: _Reader, session: Session) -> None:
     children: dict[int, int] = {}
     for position, parent in enumerate(parents):
         main_line = flags[position] & _MESSAGE and not flags[position] & (_SIDECHAIN | _ASIDE)
-        continues = position in reader.same_message  # a parallel call, not a rewind
+        continues = flags[position] & _CONTINUES  # a parallel call, not a rewind
         if parent >= 0 and main_line and position not in reader.agent_of and not continues:
             children[parent] = children.get(parent, 0) + 1
     session.branches = 1 + sum(count - 1 for count in children.values() if count > 1)
