@@ -233,6 +233,8 @@ FORMATS: tuple[tuple[str, str, str], ...] = (
     ("claude-code", "expertise_kit.learning.transcripts.claude", "read_claude"),
     ("codex", "expertise_kit.learning.transcripts.codex", "read_codex"),
     ("generic", "expertise_kit.learning.transcripts.generic", "read_generic"),
+    # One history file holds every session, so this reader returns a list of them.
+    ("aider", "expertise_kit.learning.transcripts.aider", "read_aider"),
 )
 
 

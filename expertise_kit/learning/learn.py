@@ -10,7 +10,7 @@ from expertise_kit.errors import UserError
 from expertise_kit.fast.classify import Classification, Rules, classify, rules_from
 from expertise_kit.learning.extract import Extraction, extract
 from expertise_kit.learning.quality import rejection_reason
-from expertise_kit.learning.transcripts import read_transcript
+from expertise_kit.learning.transcripts import iter_sessions
 from expertise_kit.learning.transcripts.model import safe_session_id
 from expertise_kit.store import MergeResult, Store
 
@@ -77,19 +77,7 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
     rules = rules_from(store.config.domains)
     by_domain: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     sessions_by_domain: dict[str, list[str]] = {}
-    seen_files: set[Path] = set()
-    # Main sessions first, so a subagent file named on the command line too is read once, as part of its
-    # session.
-    for path in sorted(paths, key=lambda p: p.name.startswith("agent-")):
-        resolved = path.resolve()
-        if resolved in seen_files:
-            continue  # also read as another session's subagent
-        try:
-            session = read_transcript(path, fmt)
-        except UserError as exc:
-            report.errors.append(exc)
-            continue
-        seen_files.update(p.resolve() for p in session.files_read)
+    for session in iter_sessions(paths, fmt, report.errors):
         report.warnings.extend(session.warnings)
         extraction = extract(session, str(store.project.root))
         modified = [f for learning in extraction.learnings for f in learning.files if learning.kind == "file"]

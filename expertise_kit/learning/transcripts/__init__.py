@@ -1,20 +1,23 @@
 """Reading agent session transcripts into one format-neutral ``Session``.
 
-``read_transcript(path, "auto")`` detects Claude Code, Codex or the generic tool-call log from the first
-records; every reader streams the file in constant memory and skips, and reports, lines it can't use.
-A transcript that can be read only once (a pipe, ``-`` for stdin) is first copied to a temporary file,
-so detection and reading both see all of it.
+``read_sessions(path, "auto")`` detects Claude Code, Codex, an Aider chat history or the generic tool-call
+log from the file's name and first records, and returns its sessions: one for a JSON-lines transcript,
+every session in the file for an Aider history. ``read_transcript`` is the same for a file that holds one
+session. Every reader streams the file in constant memory and skips, and reports, lines it can't use. A
+transcript that can be read only once (a pipe, ``-`` for stdin) is first copied to a temporary file, so
+detection and reading both see all of it.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from importlib import import_module
 from pathlib import Path
 
 from expertise_kit import vocab
 from expertise_kit.errors import UserError
+from expertise_kit.learning.transcripts.aider import AIDER_HISTORY, AIDER_STARTED
 from expertise_kit.learning.transcripts.codex import CODEX_TYPES
 from expertise_kit.learning.transcripts.generic import GENERIC_TYPES
 from expertise_kit.learning.transcripts.lines import LineReport, json_lines, looks_binary, read_once, spooled
@@ -22,19 +25,42 @@ from expertise_kit.learning.transcripts.model import Session, ToolCall, settle_s
 from expertise_kit.learning.transcripts.model import record_kind as _kind
 from expertise_kit.vocab import format_names
 
-__all__ = ["FORMATS", "STDIN", "Session", "ToolCall", "detect_format", "read_transcript"]
+__all__ = [
+    "FORMATS",
+    "STDIN",
+    "Session",
+    "ToolCall",
+    "detect_format",
+    "iter_sessions",
+    "read_sessions",
+    "read_transcript",
+]
 
 FORMATS = ("auto", *format_names())
 # Each format's reader, from the one table of formats in ``vocab``.
-_READERS: dict[str, Callable[..., Session]] = {
+_READERS: dict[str, Callable[..., Session | list[Session]]] = {
     name: getattr(import_module(module), function) for name, module, function in vocab.FORMATS
 }
 STDIN = Path("/dev/stdin")  # how `-` is named in messages and the session record
 _CLAUDE_TYPES = {"user", "assistant", "summary", "system", "progress", "file-history-snapshot", "queue-operation"}
 
 
+def _aider_history(path: Path) -> bool:
+    """Aider's Markdown history: by its usual name, or by the header its first line carries."""
+    if path.name.endswith(AIDER_HISTORY):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return head.lstrip().startswith(AIDER_STARTED)
+
+
 def detect_format(path: Path) -> str | None:
     """The format the first records show: None for an empty file, "unknown" when none says."""
+    if _aider_history(path) and path.stat().st_size > 0:
+        return "aider"
     report = LineReport(path)
     seen = 0
     for record in json_lines(path, report):
@@ -54,7 +80,18 @@ def detect_format(path: Path) -> str | None:
 
 
 def read_transcript(path: Path, fmt: str = "auto") -> Session:
-    """``path`` read as a transcript of format ``fmt``; ``-`` reads standard input."""
+    """The session ``path`` holds, read as format ``fmt``; ``-`` reads standard input."""
+    sessions = read_sessions(path, fmt)
+    if len(sessions) != 1:
+        shown = STDIN if str(path) == "-" else path
+        raise UserError(
+            f"holds {len(sessions)} sessions, not one", path=shown, hint="read it with read_sessions()"
+        )
+    return sessions[0]
+
+
+def read_sessions(path: Path, fmt: str = "auto") -> list[Session]:
+    """Every session ``path`` holds, oldest first, read as format ``fmt``; ``-`` reads standard input."""
     if str(path) == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise UserError("`-` reads a transcript from standard input, but it is a terminal", hint="pipe one in")
@@ -74,7 +111,27 @@ def read_transcript(path: Path, fmt: str = "auto") -> Session:
     return _read(path, fmt, path)
 
 
-def _read(path: Path, fmt: str, label: Path) -> Session:
+def iter_sessions(paths: Iterable[Path], fmt: str, errors: list[UserError]) -> Iterator[Session]:
+    """The sessions of every transcript in ``paths``; a file that can't be read goes to ``errors``.
+
+    Main sessions come first, so a subagent file named on the command line too is read once, as part
+    of its session, and then skipped.
+    """
+    seen: set[Path] = set()
+    for path in sorted(paths, key=lambda p: p.name.startswith("agent-")):
+        if path.resolve() in seen:
+            continue
+        try:
+            sessions = read_sessions(path, fmt)
+        except UserError as exc:
+            errors.append(exc)
+            continue
+        for session in sessions:
+            seen.update(p.resolve() for p in session.files_read)
+            yield session
+
+
+def _read(path: Path, fmt: str, label: Path) -> list[Session]:
     """Read ``path``, naming it ``label`` to the user (they differ when ``path`` is a pipe's copy)."""
     if looks_binary(path):
         raise UserError("is a binary file, not a JSON-lines transcript", path=label, hint="pass the session .jsonl")
@@ -84,15 +141,16 @@ def _read(path: Path, fmt: str, label: Path) -> Session:
             session = Session(id=label.stem, format="empty", source=label, files_read=[label])
             session.warnings.append(f"{label}: empty transcript, nothing to learn")
             settle_session_id(session)
-            return session
+            return [session]
         if detected == "unknown":
             raise UserError(
                 "can't tell which agent wrote this transcript",
                 path=label,
-                hint="pass --format claude-code, codex or generic",
+                hint="pass --format " + ", ".join(format_names()[:-1]) + " or " + format_names()[-1],
             )
         fmt = detected
     reader = _READERS.get(fmt)
     if reader is None:
         raise UserError(f"unknown format {fmt!r}", hint="use one of " + ", ".join(FORMATS))
-    return reader(path, label=label)
+    read = reader(path, label=label)
+    return read if isinstance(read, list) else [read]

@@ -19,11 +19,13 @@ from expertise_kit.learning.transcripts.lines import LineReport, json_lines
 from expertise_kit.learning.transcripts.model import (
     MAX_ERROR_CHARS,
     MAX_PROMPT_CHARS,
+    MAX_SUMMARY_CHARS,
     Session,
     ToolCall,
     settle_session_id,
 )
 from expertise_kit.learning.transcripts.model import record_kind as _kind
+from expertise_kit.learning.transcripts.prompts import is_compaction_summary, local_command, task_text
 from expertise_kit.learning.transcripts.tools import tool_call
 
 __all__ = ["read_claude", "claude_session_id", "subagent_files"]
@@ -54,16 +56,6 @@ def _text_of(content: Any) -> str:
                 parts.append(block)
         return "\n".join(parts)
     return ""
-
-
-def _is_prompt(text: str, record: dict[str, Any]) -> bool:
-    stripped = text.strip()
-    if not stripped or record.get("isMeta") or record.get("isCompactSummary"):
-        return False
-    return (
-        not stripped.startswith(("<command-", "<local-command", "[Request interrupted", "Caveat:"))
-        and stripped != "Warmup"
-    )
 
 
 def _call_from(block: dict[str, Any], thread: str, timestamp: str) -> ToolCall:
@@ -99,7 +91,7 @@ def _apply_result(block: dict[str, Any], call: ToolCall, extra: Any) -> None:
         call.error = text[:MAX_ERROR_CHARS]
 
 
-_SIDECHAIN, _MESSAGE, _ASSISTANT, _ANSWER, _INTERRUPT = 1, 2, 4, 8, 16
+_SIDECHAIN, _MESSAGE, _ASSISTANT, _ANSWER, _INTERRUPT, _ASIDE, _CONTINUES = 1, 2, 4, 8, 16, 32, 64
 # uuids remembered for parent lookups. Parents are nearly always recent (the previous record, a rewind
 # target, a compaction's last message); bounding the map keeps memory flat on endless transcripts.
 UUID_WINDOW = 100_000
@@ -122,18 +114,26 @@ class _Reader:
         self.prompt_at: dict[int, str] = {}
         self.waiting: dict[str, ToolCall] = {}  # tool_use id -> call, until its result arrives
         self.agent_of: dict[int, str] = {}
+        # One API message with parallel tool calls is written as a chain of assistant records, one per
+        # block; each tool's result hangs off its own record, so only the first call's result continues
+        # the conversation and the others look like dead-end branches. A continuation record is flagged,
+        # and one holding calls points at the message's first record here, to share its thread.
+        self.same_message: dict[int, int] = {}
+        self.message_id = ""
+        self.message_start = -1
+        self.summaries: list[str] = []
         self.session_id = ""
         self.cwd: str | None = None
         self.first = ""
         self.last = ""
 
     def feed(self, record: dict[str, Any], thread_hint: str | None) -> None:
-        kind = _kind(record)
-        if kind not in ("user", "assistant", "system"):
-            return  # summary, file-history-snapshot, progress, queue operations: no tool activity
         uuid = record.get("uuid")
         if not isinstance(uuid, str):
-            return
+            return  # summary, file-history-snapshot, queue operations, titles: outside the tree
+        # Every record with a uuid is a node, whatever its type: CLI 2.1.x hangs the next message off a
+        # `progress` or `attachment` record, and dropping those broke one real session into 73 fragments.
+        kind = _kind(record)
         position = len(self.flags)
         self.index[uuid] = position
         self.recent.append(uuid)
@@ -147,7 +147,7 @@ class _Reader:
                 self.late_parents[position] = parent
         else:
             self.parent.append(-1)
-        flags = (_SIDECHAIN if record.get("isSidechain") else 0) | (_MESSAGE if kind != "system" else 0)
+        flags = (_SIDECHAIN if record.get("isSidechain") else 0) | (_MESSAGE if kind in ("user", "assistant") else 0)
         flags |= _ASSISTANT if kind == "assistant" else 0
         self.flags.append(flags)
         if thread_hint:
@@ -159,6 +159,12 @@ class _Reader:
         self.last = stamp or self.last
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
+        if kind == "assistant" and isinstance(message, dict):
+            message_id = message.get("id")
+            if isinstance(message_id, str) and message_id == self.message_id and thread_hint is None:
+                self.flags[position] |= _CONTINUES
+            elif isinstance(message_id, str):
+                self.message_id, self.message_start = message_id, position
         if kind == "user":
             if isinstance(content, list):
                 for block in content:
@@ -180,20 +186,38 @@ class _Reader:
                     call = _call_from(block, thread_hint or "", stamp)
                     self.waiting[call.call_id] = call
                     self.calls_at.setdefault(position, []).append(call)
+                    if self.flags[position] & _CONTINUES:
+                        self.same_message[position] = self.message_start
                 elif block.get("type") == "text" and str(block.get("text", "")).strip():
                     self.flags[position] |= _ANSWER
 
     def _user_text(self, position: int, text: str, record: dict[str, Any]) -> None:
+        if record.get("isCompactSummary") or is_compaction_summary(text):
+            self.summaries.append(text.strip()[:MAX_SUMMARY_CHARS])
+            self.flags[position] |= _ASIDE
+            return
         if text.lstrip().startswith("[Request interrupted"):
-            self.flags[position] |= _INTERRUPT
-        elif "<command-name>" in text and not record.get("isMeta"):
-            # A slash command: its name and arguments are the task (`/fix the login bug`).
+            self.flags[position] |= _INTERRUPT | _ASIDE
+            return
+        if record.get("isMeta"):
+            self.flags[position] |= _ASIDE  # a caveat, or a slash command's expansion: the command said it
+            return
+        if "<command-name>" in text:
+            # A slash command: its name and arguments are the task (`/fix the login bug`), unless it is
+            # one of the CLI's own (`/model`, `/clear`).
             name = _COMMAND_NAME.search(text)
             args = _COMMAND_ARGS.search(text)
-            prompt = " ".join(m.group(1).strip() for m in (name, args) if m and m.group(1).strip())
-            self.prompt_at.setdefault(position, prompt[:MAX_PROMPT_CHARS])
-        elif _is_prompt(text, record) and position not in self.prompt_at:
-            self.prompt_at[position] = text.strip()[:MAX_PROMPT_CHARS]
+            if name and not local_command(name.group(1)):
+                prompt = " ".join(m.group(1).strip() for m in (name, args) if m and m.group(1).strip())
+                self.prompt_at.setdefault(position, prompt[:MAX_PROMPT_CHARS])
+                return
+            self.flags[position] |= _ASIDE
+            return
+        task = task_text(text)
+        if task:
+            self.prompt_at.setdefault(position, task)
+        elif position not in self.prompt_at:
+            self.flags[position] |= _ASIDE
 
     def resolve_late_parents(self) -> None:
         for position, parent in self.late_parents.items():
@@ -216,6 +240,7 @@ def _assign_threads(reader: _Reader, session: Session) -> None:
     flags, parents = reader.flags, reader.parent
     leaf = next((i for i in range(len(flags) - 1, -1, -1) if flags[i] & _MESSAGE and not flags[i] & _SIDECHAIN), -1)
     active = set(_walk_up(parents, leaf)) if leaf >= 0 else set()
+    active.update([position for position, start in reader.same_message.items() if start in active])
     heads: dict[int, int] = {}
 
     def head_of(position: int) -> int:
@@ -247,8 +272,9 @@ def _assign_threads(reader: _Reader, session: Session) -> None:
     # Branches: rewinds leave more than one main-line child under a message.
     children: dict[int, int] = {}
     for position, parent in enumerate(parents):
-        main_line = flags[position] & _MESSAGE and not flags[position] & _SIDECHAIN
-        if parent >= 0 and main_line and position not in reader.agent_of:
+        main_line = flags[position] & _MESSAGE and not flags[position] & (_SIDECHAIN | _ASIDE)
+        continues = flags[position] & _CONTINUES  # a parallel call, not a rewind
+        if parent >= 0 and main_line and position not in reader.agent_of and not continues:
             children[parent] = children.get(parent, 0) + 1
     session.branches = 1 + sum(count - 1 for count in children.values() if count > 1)
     main_calls = [c for c in session.calls if c.thread == "main"]
@@ -309,6 +335,7 @@ def read_claude(path: Path, *, include_subagents: bool = True, label: Path | Non
         records=len(reader.flags),
         skipped_lines=sum(r.skipped for r in reports),
         warnings=[m for r in reports for m in r.messages],
+        summaries=reader.summaries,
     )
     _assign_threads(reader, session)
     settle_session_id(session)

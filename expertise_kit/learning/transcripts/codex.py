@@ -19,12 +19,13 @@ import orjson
 from expertise_kit.learning.transcripts.lines import LineReport, json_lines
 from expertise_kit.learning.transcripts.model import (
     MAX_ERROR_CHARS,
-    MAX_PROMPT_CHARS,
+    MAX_SUMMARY_CHARS,
     Session,
     ToolCall,
     settle_session_id,
 )
 from expertise_kit.learning.transcripts.model import record_kind as _kind
+from expertise_kit.learning.transcripts.prompts import task_text
 from expertise_kit.learning.transcripts.tools import set_command, set_patch
 
 __all__ = ["read_codex", "CODEX_TYPES"]
@@ -41,7 +42,8 @@ _ITEM_TYPES = {
 }
 _SHELLS = {"shell", "shell_command", "exec_command", "local_shell", "container.exec", "bash"}
 _EXIT = re.compile(r"(?:Exit code:|Process exited with code|exit code)\s*(-?\d+)", re.I)
-_NOT_PROMPTS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<INSTRUCTIONS>", "<permissions")
+_SANDBOX_FAILED = "failed in sandbox"
+_SANDBOX_EXIT = re.compile(r"exit_code: (-?\d+)")
 
 
 def _shell_command(arguments: dict[str, Any]) -> str:
@@ -80,8 +82,16 @@ def _result(call: ToolCall, raw: Any) -> None:
         text = raw.get("output", raw.get("content", ""))
     text = text if isinstance(text, str) else str(text)
     if exit_code is None:
-        match = _EXIT.search(text[:400])
+        # Only the header before the command's own output: a build log that prints "exit code 1" must
+        # not fail a command that succeeded.
+        match = _EXIT.search(text.split("\nOutput:", 1)[0][:400])
         exit_code = int(match.group(1)) if match else None
+    if exit_code is None and text.startswith(_SANDBOX_FAILED):
+        # "failed in sandbox: sandbox error: command was killed by a signal", or a denial quoting the
+        # command's own `exit_code: 128`: the command did not succeed either way.
+        match = _SANDBOX_EXIT.search(text[:2000])
+        exit_code = int(match.group(1)) if match else None
+        success = False
     if call.name == "apply_patch" and success is None and exit_code is None:
         success = not re.search(r"verification failed|failed to apply|error:", text[:400], re.I)
     failed = success is False or (exit_code not in (None, 0))
@@ -120,11 +130,15 @@ class _Codex:
             self.session.cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else self.session.cwd
         elif kind == "event_msg":
             if payload.get("type") == "user_message" and isinstance(payload.get("message"), str):
-                self.event_prompts.append(payload["message"].strip()[:MAX_PROMPT_CHARS])
+                task = task_text(payload["message"])
+                if task:
+                    self.event_prompts.append(task)
             elif payload.get("type") == "turn_aborted":
                 self.aborted = True
         elif kind == "response_item":
             self._item(payload, stamp)
+        elif kind == "compacted" and isinstance(payload.get("message"), str) and payload["message"].strip():
+            self.session.summaries.append(payload["message"].strip()[:MAX_SUMMARY_CHARS])
 
     def _item(self, item: dict[str, Any], stamp: str) -> None:
         kind = _kind(item)
@@ -135,8 +149,9 @@ class _Codex:
                 text = "\n".join(
                     str(part.get("text", "")) for part in item.get("content") or [] if isinstance(part, dict)
                 ).strip()
-                if text and not text.startswith(_NOT_PROMPTS):
-                    self.user_messages.append(text[:MAX_PROMPT_CHARS])
+                task = task_text(text)
+                if task:
+                    self.user_messages.append(task)
                     self.aborted = False
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             name = str(item.get("name") or ("local_shell" if kind == "local_shell_call" else "?"))

@@ -13,7 +13,16 @@ import orjson
 
 from expertise_kit.errors import UserError
 
-__all__ = ["MAX_LINE_BYTES", "MAX_SPOOL_BYTES", "json_lines", "LineReport", "looks_binary", "spooled", "read_once"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "MAX_SPOOL_BYTES",
+    "json_lines",
+    "text_lines",
+    "LineReport",
+    "looks_binary",
+    "spooled",
+    "read_once",
+]
 
 # A single record bigger than this is skipped rather than held in memory (a pasted binary, a runaway log).
 MAX_LINE_BYTES = 32 << 20
@@ -115,16 +124,34 @@ def _raw_lines(handle: Any) -> Iterator[tuple[bytes | None, bool]]:
         yield line, line.endswith(b"\n")
 
 
-def json_lines(path: Path, report: LineReport) -> Iterator[dict[str, Any]]:
-    """Each JSON object in the file. Bad lines are counted and described, never raised."""
+def _open(path: Path) -> Any:
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed in finally, the generator may stop early
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it; its generator may stop early
     except FileNotFoundError:
         raise UserError("transcript not found", path=path, hint="check the path") from None
     except IsADirectoryError:
         raise UserError("is a directory, not a transcript", path=path, hint="pass the .jsonl file") from None
     except PermissionError:
         raise UserError("permission denied reading the transcript", path=path) from None
+
+
+def text_lines(path: Path, report: LineReport) -> Iterator[str]:
+    """Each line of a text transcript, without its line ending; bytes that are not UTF-8 are replaced."""
+    handle = _open(path)
+    try:
+        for number, (line, _complete) in enumerate(_raw_lines(handle), start=1):
+            report.lines = number
+            if line is None:
+                report.skip(number, f"a line over {MAX_LINE_BYTES >> 20} MiB")
+                continue
+            yield line.decode("utf-8", "replace").rstrip("\r\n")
+    finally:
+        handle.close()
+
+
+def json_lines(path: Path, report: LineReport) -> Iterator[dict[str, Any]]:
+    """Each JSON object in the file. Bad lines are counted and described, never raised."""
+    handle = _open(path)
     try:
         for number, (line, complete) in enumerate(_raw_lines(handle), start=1):
             report.lines = number

@@ -13,6 +13,7 @@ __all__ = [
     "MAX_ERROR_CHARS",
     "MAX_COMMAND_CHARS",
     "MAX_PROMPT_CHARS",
+    "MAX_SUMMARY_CHARS",
     "MAX_SESSION_ID_CHARS",
     "record_kind",
     "safe_session_id",
@@ -22,6 +23,9 @@ __all__ = [
 MAX_ERROR_CHARS = 4000  # kept per failed call while reading; the stored error is cut to 200 later
 MAX_COMMAND_CHARS = 2000
 MAX_PROMPT_CHARS = 1000
+# A compaction summary is the model's own account of the work so far ("Errors and fixes" included);
+# real ones run to about 20,000 characters.
+MAX_SUMMARY_CHARS = 40_000
 MAX_SESSION_ID_CHARS = 128
 # ASCII only, spelled out: `\w` would let in any Unicode letter, and `$` would let in a trailing newline.
 _SAFE_ID = re.compile(rf"[A-Za-z0-9_.:-]{{1,{MAX_SESSION_ID_CHARS}}}")
@@ -49,7 +53,8 @@ class Session:
     format: str
     source: Path
     cwd: str | None = None
-    prompts: list[str] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)  # the user's own requests, the task first
+    summaries: list[str] = field(default_factory=list)  # compaction summaries' text, in order
     calls: list[ToolCall] = field(default_factory=list)  # each call once, grouped by thread, in order
     ended_well: bool = False
     started: str = ""

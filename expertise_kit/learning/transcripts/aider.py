@@ -1,0 +1,174 @@
+"""Aider chat histories: ``.aider.chat.history.md`` in the project root, one file for all its sessions.
+
+Aider appends Markdown to one file. ``# aider chat started at 2025-07-15 11:38:37`` starts a session;
+``#### `` lines are what the user typed (consecutive ones are one message); lines that start with ``> ``
+are aider's own output (``Applied edit to PATH``, ``Commit 1a2b3c4 message``, ``Running CMD``); the rest
+is the model's answer. Only the first line of a multi-line notice is quoted, so its details (lint errors,
+a search block that failed to match) follow as plain lines.
+
+The history keeps no command output, only its traces. ``/test`` adds the output to the chat without
+asking exactly when the command exits non-zero, so ``Added N lines of output to the chat.`` with no
+question before it marks that command failed; a lint run that found errors prints "Fix any errors
+below" and the linter's command line. Every session gets a stable id: a digest of the file's path and
+the session's start time, so learning from the same file again recognises the sessions already learned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+from pathlib import Path
+
+from expertise_kit.learning.transcripts.lines import LineReport, text_lines
+from expertise_kit.learning.transcripts.model import MAX_ERROR_CHARS, Session, ToolCall, settle_session_id
+from expertise_kit.learning.transcripts.prompts import task_text
+from expertise_kit.learning.transcripts.tools import set_command
+
+__all__ = ["AIDER_HISTORY", "AIDER_STARTED", "read_aider"]
+
+AIDER_HISTORY = ".aider.chat.history.md"
+AIDER_STARTED = "# aider chat started at "
+_STAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})")
+_ANSWER = re.compile(r"\(Y\)es/\(N\)o")  # aider echoes the answers to its questions as typed input
+_COMMIT = re.compile(r"Commit ([0-9a-f]{7,40}) (.+)")
+_ADDED_OUTPUT = re.compile(r"Added \d+ lines? of output to the chat\.")
+_NO_MATCH = "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in "
+_LINT_HEADER = "# Fix any errors below, if possible."
+_LINT_RUNNING = "## Running: "
+# Chat modes: what follows the command is the request itself.
+_MODES = ("/ask", "/code", "/architect")
+
+
+class _Aider:
+    def __init__(self, shown: Path) -> None:
+        self.shown = shown
+        where = os.path.abspath(shown).encode("utf-8", "surrogateescape")
+        self.key = hashlib.sha256(where).hexdigest()[:8]
+        self.sessions: list[Session] = []
+        self.session: Session | None = None
+        self.typed: list[str] = []  # the user's message being read, a line at a time
+        self.shell: ToolCall | None = None  # the command the user ran this turn (/run, /test, !cmd)
+        self.lint: ToolCall | None = None  # a lint failure whose details are being read
+        self.asked_to_add = False  # the previous notice asked whether to add command output to the chat
+
+    def feed(self, line: str) -> None:
+        if line.startswith("#### ") or line == "####":
+            self._current().records += 1
+            self.typed.append(line[5:].rstrip())
+            return
+        if self.typed:
+            self._typed_message()
+        if line.startswith(AIDER_STARTED):
+            self._start(line[len(AIDER_STARTED) :])
+        elif line.startswith(">"):
+            self.lint = None
+            self._notice(line[1:].strip())
+        elif line.startswith(_NO_MATCH):
+            call = self._call("Edit")
+            call.paths = call.modifies = (line[len(_NO_MATCH) :].strip(),)
+            call.ok = False
+            call.error = line.lstrip("# ")[:MAX_ERROR_CHARS]
+        elif self.lint is not None:
+            self._lint_detail(line)
+
+    def _current(self) -> Session:
+        if self.session is None:  # lines before the first header: the file's start was cut off
+            self._start("")
+        assert self.session is not None
+        return self.session
+
+    def _start(self, header: str) -> None:
+        self.shell = self.lint = None
+        stamp = _STAMP.search(header)
+        if stamp:
+            year, month, day, hour, minute, second = stamp.groups()
+            started = f"{year}-{month}-{day}T{hour}:{minute}:{second}"
+            name = f"aider-{self.key}-{year}{month}{day}T{hour}{minute}{second}"
+        else:
+            started, name = "", f"aider-{self.key}-{len(self.sessions)}"
+        self.session = Session(id=name, format="aider", source=self.shown, started=started, files_read=[self.shown])
+        self.sessions.append(self.session)
+
+    def _call(self, name: str) -> ToolCall:
+        session = self._current()
+        call = ToolCall(call_id=f"{session.id}:{len(session.calls) + 1}", name=name, timestamp=session.started)
+        call.ok = True
+        session.calls.append(call)
+        return call
+
+    def _run(self, command: str) -> ToolCall:
+        call = self._call("Bash")
+        set_command(call, command)
+        return call
+
+    def _typed_message(self) -> None:
+        lines, self.typed = self.typed, []
+        self.shell = None
+        text = "\n".join(lines).strip()
+        first = text.split("\n", 1)[0]
+        if not text or _ANSWER.search(first):
+            return
+        word, _, rest = text.partition(" ")
+        if text.startswith("!"):
+            self.shell = self._run(text[1:].strip())
+        elif word in ("/run", "/test"):
+            self.shell = self._run(rest.strip())
+        elif word == "/git":
+            self._run("git " + rest.strip())
+        elif word in _MODES:
+            self._prompt(rest)
+        elif not text.startswith("/"):  # the rest of aider's commands (/add, /drop, /undo) ask for no work
+            self._prompt(text)
+
+    def _prompt(self, text: str) -> None:
+        task = task_text(text)
+        if task:
+            self._current().prompts.append(task)
+
+    def _notice(self, text: str) -> None:
+        self._current().records += 1
+        asked, self.asked_to_add = self.asked_to_add, "output to the chat?" in text
+        if text.startswith("Applied edit to "):
+            call = self._call("Edit")
+            call.paths = call.modifies = (text[len("Applied edit to ") :].strip(),)
+        elif text.startswith("Running "):
+            self._run(text[len("Running ") :].strip())
+        elif commit := _COMMIT.fullmatch(text):
+            self._run("git commit -m " + shlex.quote(commit.group(2)))
+        elif _ADDED_OUTPUT.fullmatch(text) and not asked and self.shell is not None:
+            self.shell.ok = False
+            self.shell.error = "exited non-zero (aider added its output to the chat)"
+        elif text == _LINT_HEADER:
+            self.lint = self._call("Bash")
+            self.lint.ok = False
+
+    def _lint_detail(self, line: str) -> None:
+        assert self.lint is not None
+        if line.startswith(_LINT_RUNNING) and not self.lint.command:
+            set_command(self.lint, line[len(_LINT_RUNNING) :].strip())
+        elif line.strip() and len(self.lint.error) < MAX_ERROR_CHARS:
+            self.lint.error = (self.lint.error + "\n" + line.rstrip()).strip()[:MAX_ERROR_CHARS]
+
+    def finish(self, report: LineReport) -> list[Session]:
+        if self.typed:
+            self._typed_message()
+        self._current()
+        for session in self.sessions:
+            session.ended_well = bool(session.calls) and session.calls[-1].ok is True
+            settle_session_id(session)
+        first = self.sessions[0]
+        first.skipped_lines = report.skipped
+        first.warnings = report.messages
+        return self.sessions
+
+
+def read_aider(path: Path, *, label: Path | None = None) -> list[Session]:
+    """Every session in the history, oldest first. ``label`` names a pipe's private copy to the user."""
+    shown = label or path
+    reader = _Aider(shown)
+    report = LineReport(shown)
+    for line in text_lines(path, report):
+        reader.feed(line)
+    return reader.finish(report)
