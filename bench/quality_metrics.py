@@ -17,7 +17,7 @@ Definitions (each one is what the bench prints; docs/quality.md says the same in
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ __all__ = [
     "near_duplicates",
     "paths_in_two_domains",
     "prompt_problem",
+    "recall",
     "says_nothing",
     "store_figures",
 ]
@@ -123,7 +124,7 @@ def names_file(text: str, path: str) -> bool:
     return re.search(rf"(?<![\w./-]){re.escape(path)}(?![\w/-]|\.\w)", text) is not None
 
 
-def recall(text: str, wanted: Iterable[str], names: Any) -> Ratio:
+def recall(text: str, wanted: Iterable[str], names: Callable[[str, str], bool]) -> Ratio:
     """How many of ``wanted`` the text names, by the ``names(text, item)`` test."""
     items = sorted(set(wanted))
     return Ratio(sum(1 for item in items if names(text, item)), len(items))
@@ -175,8 +176,9 @@ _HARNESS_NOISE = (
     (
         "refusal or interrupt",
         re.compile(
-            r"doesn't want to proceed|User rejected|tool use was rejected|Request interrupted|interrupted by (?:the )?user"
-            r"|aborted by (?:the )?user|turn_aborted|permission (?:to use \S+ )?(?:was |has been )?denied by",
+            r"doesn't want to proceed|User rejected|tool use was rejected|Request interrupted"
+            r"|interrupted by (?:the )?user|aborted by (?:the )?user|turn_aborted"
+            r"|permission (?:to use \S+ )?(?:was |has been )?denied by",
             re.I,
         ),
     ),
@@ -207,7 +209,9 @@ def says_nothing(error: str) -> bool:
 
 
 # Parts of a solution that are no action by themselves: which files were read or edited.
-_NO_ACTION = re.compile(r"\bread\s+[^;]*?\s+first\b|\bedited\s+[^;]*?(?:\s+and\s+\d+\s+more)?(?=;|$)", re.I)
+_NO_ACTION = re.compile(
+    r"\bread\s+[^;]*?\s+first\b|\bedited\s+[^\s;:,]+(?:,\s*[^\s;:,]+)*(?:\s+and\s+\d+\s+more)?", re.I
+)
 _ACTION_VERB = re.compile(
     r"\b(?:ran|run|runs|added|adds|add|changed|change|set|sets|installed|install|replaced|replace|removed|remove"
     r"|used|use|uses|passed|pass|passes|renamed|created|moved|updated|upgraded|pinned|switched|fixed|wrapped)\b",
@@ -218,15 +222,16 @@ _EDIT_EXCERPT = re.compile(r"^\s*[+-]\s|->|→|=>", re.M)  # `+ new line`, `old 
 
 def names_action(solution: str | None) -> bool:
     """Whether a solution says what changed: a command or code in backticks, an edit excerpt (``+ line``,
-    ``old -> new``), or an action verb, once "read X first" and "edited X, Y" are taken out (those alone say where, not what)."""
+    ``old -> new``), or an action verb, once "read X first" and "edited X, Y" are taken out: those alone
+    say where the fix was, not what it was."""
     rest = _NO_ACTION.sub(" ", solution or "")
     return "`" in rest or bool(_EDIT_EXCERPT.search(rest)) or bool(_ACTION_VERB.search(rest))
 
 
-# Masks applied in this order: longer, more specific shapes first so a path's digits go with the path.
+# Masks applied in this order: a branch name may hold a slash (`fix/login`), and a path's digits go with it.
 _MASKS = (
-    (re.compile(r"(?:[\w.~-]*/)+[\w.@-]+/?"), "<path>"),
     (re.compile(r"\b(?:branch|checkout -b|switch -c|origin|upstream)\s+[\w./-]+", re.I), "<branch>"),
+    (re.compile(r"(?:[\w.~-]*/)+[\w.@-]+/?"), "<path>"),
     (re.compile(r"\b(?=[a-f]*\d)[0-9a-f]{7,64}\b", re.I), "<hash>"),
     (re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds?|minutes?|m|h)\b", re.I), "<duration>"),
     (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
