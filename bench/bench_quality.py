@@ -358,22 +358,51 @@ def print_block(result: SeriesResult, out: Callable[[str], None] = print) -> Non
         out(f"  note: {note}")
 
 
+def _ratio(ratio: Ratio) -> dict[str, Any]:
+    return {"hits": ratio.hits, "total": ratio.total, "share": ratio.share}
+
+
 def as_json(result: SeriesResult) -> dict[str, Any]:
+    """The figures as numbers, for comparing runs (before and after a change) by machine."""
+    store = result.store
     return {
         "series": result.name,
         "agent": result.agent,
         "seconds": round(result.seconds, 2),
-        "summary": {header: cell(result) for header, _, cell in SERIES_COLUMNS},
+        "fail_recall": _ratio(result.total(lambda s: s.fail_recall)),
+        "file_recall": _ratio(result.total(lambda s: s.file_recall)),
+        "mean_chars": {
+            "start": result.mean_chars("start"),
+            "prompt1": result.mean_chars("prompt1"),
+            "both": result.mean_chars(*BEFORE_WORK),
+            "prompts": result.mean_prompt_chars(),
+        },
+        "store": {
+            "entries": store.entries,
+            "failures": store.failures,
+            "files": store.files,
+            "harness_noise": store.harness_noise,
+            "says_nothing": store.says_nothing,
+            "solution_names_action": _ratio(store.with_action),
+            "paths_in_two_domains": store.paths_in_two_domains,
+            "ids_in_two_domains": store.ids_in_two_domains,
+            "near_duplicates": _ratio(store.near_duplicates),
+        },
+        "real_tasks": _ratio(result.real_tasks()),
         "sessions": [
-            {header: cell(score) for header, _, cell in SESSION_COLUMNS} | {"source": str(score.source)}
+            {
+                "k": score.index,
+                "id": score.session_id,
+                "source": str(score.source),
+                "task_problem": score.task_problem,
+                "chars": {label: len(text) for label, text in score.injected.items()},
+                "fail_recall": _ratio(score.fail_recall),
+                "file_recall": _ratio(score.file_recall),
+                "learned": score.learned,
+                "notes": score.notes,
+            }
             for score in result.sessions
         ],
-        "store": {
-            "harness_noise": result.store.harness_noise,
-            "says_nothing": result.store.says_nothing,
-            "paths_in_two_domains": result.store.paths_in_two_domains,
-            "ids_in_two_domains": result.store.ids_in_two_domains,
-        },
         "notes": result.notes,
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -319,6 +320,12 @@ def test_a_series_is_replayed_in_time_order_and_scored_before_each_session_is_le
     assert str(result.real_tasks()) == "0.50 (1/2)"
     assert result.store.entries > 0 and first.learned.startswith("+")
     assert result.root is not None and not result.root.exists()  # the temp repo is cleaned up
+    shown: list[str] = []
+    bench_quality.print_block(result, shown.append)
+    assert shown[0].startswith("== synthetic (claude-code, 2 sessions") and any("real prompt" in s for s in shown)
+    figures = json.loads(json.dumps(bench_quality.as_json(result)))
+    assert figures["fail_recall"]["total"] == 1 and figures["real_tasks"] == {"hits": 1, "total": 2, "share": 0.5}
+    assert [s["chars"] for s in figures["sessions"]][0] == {"start": 0, "prompt1": 0}
 
 
 def test_inject_runs_the_installed_hook_as_the_agent_would() -> None:
