@@ -278,7 +278,9 @@ def _replay(replay: Replay, sessions: list[tuple[Path, Session]], result: Series
             notes=start.notes + [note for i in said for note in i.notes],
         )
         try:
-            score.learned = _learned(replay.learn(path))
+            report = replay.learn(path)
+            score.learned = _learned(report)
+            score.notes += [str(error) for error in report.get("errors") or []]
         except RuntimeError as exc:
             score.notes.append(str(exc))
         result.sessions.append(score)
