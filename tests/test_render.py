@@ -121,6 +121,7 @@ def test_relevance_outranks_recurrence_within_a_group(project: Path, run: Cli) -
         webhook, paginate = text.index("webhook signature mismatches"), text.index("Paginate every list")
         relevant_first = args[-1] == "webhook signature"
         assert (webhook < paginate) is relevant_first  # with no task, recurrence decides
+        assert text.count("webhook signature mismatches") == 1  # a relevant entry is not shown again
 
 
 def test_show_never_prints_control_characters(project: Path, run: Cli) -> None:

@@ -314,10 +314,11 @@ def _standing(parts: list[dict[str, Any]], relevant: dict[int, float]) -> Iterat
     offset = 0
     for position, part in enumerate(parts):
         members = part.get("entries", [])
+        # The offset is bound now: a generator reads a free variable when it runs, after the loop has moved it.
         streams.append(
             (entry["order"], position, index, entry)
-            for index, entry in enumerate(members)
-            if offset + index not in relevant
+            for index, entry in enumerate(members, offset)
+            if index not in relevant
         )
         offset += len(members)
     for _, _, _, entry in merge(*streams):
