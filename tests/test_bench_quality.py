@@ -300,7 +300,7 @@ def test_a_series_is_replayed_in_time_order_and_scored_before_each_session_is_le
     (series / "sub" / "subagents").mkdir(parents=True)
     # Named so that file-name order is the reverse of time order.
     _push_session("5e55104e-0000-4000-8000-000000000002", 40, "Push the pricing fix").write(series / "a.jsonl")
-    _push_session("5e55104e-0000-4000-8000-000000000001", 5, "<command-name>/model</command-name>").write(
+    _push_session("5e55104e-0000-4000-8000-000000000001", 5, "Fix the pricing rounding").write(
         series / "b.jsonl"
     )
     (series / "sub" / "subagents" / "agent-1.jsonl").write_text("")  # read with its session, not replayed
@@ -316,15 +316,15 @@ def test_a_series_is_replayed_in_time_order_and_scored_before_each_session_is_le
     assert (first.fail_recall.total, first.file_recall.total) == (0, 0)
     # What session 2 repeats of session 1 is what it is scored on, whatever the hooks then showed.
     assert (second.fail_recall.total, second.file_recall.total) == (1, 1)
-    assert (first.task_problem, second.task_problem) == ("command", None)
-    assert str(result.real_tasks()) == "0.50 (1/2)"
+    assert (first.task_problem, second.task_problem) == (None, None)  # the reader picks real prompts
+    assert str(result.real_tasks()) == "1.00 (2/2)"
     assert result.store.entries > 0 and first.learned.startswith("+")
     assert result.root is not None and not result.root.exists()  # the temp repo is cleaned up
     shown: list[str] = []
     bench_quality.print_block(result, shown.append)
     assert shown[0].startswith("== synthetic (claude-code, 2 sessions") and any("real prompt" in s for s in shown)
     figures = json.loads(json.dumps(bench_quality.as_json(result)))
-    assert figures["fail_recall"]["total"] == 1 and figures["real_tasks"] == {"hits": 1, "total": 2, "share": 0.5}
+    assert figures["fail_recall"]["total"] == 1 and figures["real_tasks"] == {"hits": 2, "total": 2, "share": 1.0}
     assert [s["chars"] for s in figures["sessions"]][0] == {"start": 0, "prompt1": 0}
 
 
