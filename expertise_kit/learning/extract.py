@@ -193,13 +193,17 @@ def main_program(command: str) -> str:
     `pytest -q | tail -5` is `pytest`: the first test, check or tooling program, else the first that is
     not a trivial helper or a look-up."""
     programs = [p for p in (program_of(part) for part in re.split(r"&&|\|\||;|\||\n", command)) if p]
-    for program in programs:
-        if program_kind(program):
-            return program
-    for program in programs:
-        if program not in _TRIVIAL and program not in _LOOKUPS:
-            return program
-    return programs[0] if programs else ""
+    return min(programs, key=_program_rank) if programs else ""  # min keeps the first of equal rank
+
+
+def _program_rank(program: str) -> int:
+    if program in _TEST_PROGRAMS or program.endswith(" test"):
+        return 0
+    if program in _CHECK_PROGRAMS:
+        return 1
+    if program_kind(program):
+        return 2
+    return 3 if program not in _TRIVIAL and program not in _LOOKUPS else 4
 
 
 def _unescape(text: str) -> str:
@@ -314,7 +318,8 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
         if same:
             parts = [said] if said else []
             parts += edits[:3]
-            parts += list(dict.fromkeys(commands))[:2]
+            if not edits:  # with an edit, the edit is the fix: `npm install` on the way is not
+                parts += list(dict.fromkeys(commands))[:2]
             if call.command and call.command.strip() != failed.command.strip():
                 parts.append(f"then `{ctx.first_line(call.command, 80)}` worked")
             return "; ".join(parts) or None  # nothing changed: it just worked on a retry
