@@ -47,7 +47,7 @@ def test_pre_task_hook_injects_context(learned: Path, agent: str) -> None:
     specific = output["hookSpecificOutput"]
     assert specific["hookEventName"] == EVENTS[agent]
     assert specific["additionalContext"].startswith("## Project expertise: testing")
-    assert "read shop/pricing.py first" in specific["additionalContext"]
+    assert "AssertionError: assert 1999 == 2000" in specific["additionalContext"]
 
 
 def test_cursor_gets_its_own_shape(learned: Path) -> None:
@@ -74,7 +74,8 @@ def test_pre_hook_is_silent_outside_a_project_and_on_cold_start(tmp_path: Path, 
 )
 def test_bad_stdin_never_breaks_the_agent(learned: Path, stdin: str) -> None:
     done = _hook("pre", "claude-code", stdin, learned)
-    assert done.returncode == 0 and done.stdout == ""
+    # A cwd that is no path falls back to the hook's own directory: its general notes may render, as JSON.
+    assert done.returncode == 0 and (done.stdout == "" or "hookSpecificOutput" in json.loads(done.stdout))
     assert done.stderr.count("\n") <= 1
 
 
@@ -90,7 +91,7 @@ def test_post_session_hook_learns_and_commits(project: Path, tmp_path: Path) -> 
     payload = {"transcript_path": str(transcript), "cwd": str(project), "hook_event_name": "SessionEnd"}
     done = _hook("post", "claude-code", json.dumps(payload), project)
     assert done.returncode == 0 and done.stdout == ""
-    assert "learned 8 new" in done.stderr
+    assert "learned 6 new" in done.stderr
     assert "learn" in git(project, "log", "-1", "--format=%s")
 
 
@@ -222,4 +223,4 @@ def test_post_hook_waits_for_a_transcript_still_being_flushed(project: Path, tmp
     done = _hook("post", "claude-code", json.dumps(payload), project)
     writer.join()
     assert done.returncode == 0
-    assert "learned 8 new" in done.stderr  # everything, including what arrived after the hook started
+    assert "learned 6 new" in done.stderr  # everything, including what arrived after the hook started
