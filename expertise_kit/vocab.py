@@ -132,6 +132,11 @@ DEFAULT_KEYWORDS: dict[str, tuple[str, ...]] = {
     "security": (
         "auth", "authentication", "authorization", "security", "permission", "token", "encrypt", "password",
         "jwt", "oauth", "csrf", "xss", "secret", "vulnerability", "cve", "sso", "saml", "mfa", "totp", "2fa",
+        "rbac", "acl", "csp", "hsts", "cors", "clickjacking", "sanitize", "sanitization", "sanitizer", "injection",
+        "pollution", "ssrf", "redos", "vulnerable", "exploit", "advisory", "dependabot", "unauthorized", "forbidden",
+        "privilege", "credential", "login", "logout", "signin", "httponly", "samesite", "nonce", "bcrypt", "argon2",
+        "passkey", "webauthn", "otp", "tls", "ssl", "oidc", "openid", "harden", "hardening", "insecure", "owasp",
+        "captcha", "impersonation", "audit", "authorize", "consent", "issuer", "revoke", "pkce",
     ),
     "deployment": (
         "deploy", "docker", "kubernetes", "ci", "cd", "build", "release", "container", "pipeline",
@@ -142,23 +147,37 @@ DEFAULT_KEYWORDS: dict[str, tuple[str, ...]] = {
 
 # Path rules: a trailing "/" matches a directory segment, a leading "*" a file-name suffix, anything
 # else a whole file name or path segment.
+# Common layouts: Phoenix (`lib/*_web/live`, `*.heex`, `priv/repo/migrations`), Rails (`app/models`,
+# `db/migrate`, `app/views`), Django (`models.py`, `views.py`, `templates/`), Next.js and Nuxt (`pages/`,
+# `components/`, `*.tsx`), Go (`cmd/`, `internal/`) and Rust (`src/bin`) entry points, config and infra.
 DEFAULT_PATHS: dict[str, tuple[str, ...]] = {
-    "database": ("migrations/", "migrate/", "db/", "*.sql", "models/", "schema.prisma", "alembic/"),
-    "api": ("api/", "routes/", "endpoints/", "controllers/", "handlers/", "openapi.yaml", "*.proto"),
+    "database": (
+        "migrations/", "migrate/", "db/", "*.sql", "models/", "schema.prisma", "*.prisma", "alembic/", "models.py",
+        "repo/", "drizzle/", "seeds/",
+    ),
+    "api": (
+        "api/", "routes/", "endpoints/", "controllers/", "handlers/", "openapi.yaml", "*.proto", "routes.rb",
+        "urls.py", "serializers.py", "views.py", "router.ex", "resolvers/", "graphql/",
+    ),
     "frontend": (
         "components/", "pages/", "views/", "styles/", "ui/", "frontend/", "*.tsx", "*.jsx", "*.vue", "*.svelte",
-        "*.css", "*.scss", "*.html", "*.astro",
+        "*.css", "*.scss", "*.html", "*.astro", "live/", "*.heex", "*.leex", "*.erb", "templates/", "layouts/",
+        "composables/",
     ),
     "testing": (
         "tests/", "test/", "__tests__/", "spec/", "e2e/", "*_test.go", "*_test.py", "*.spec.ts", "*.test.ts",
         "*.spec.js", "*.test.js", "*.test.tsx", "*.spec.tsx", "conftest.py",
     ),
-    "security": ("auth/", "security/", "permissions/", "*.pem", "crypto/"),
+    "security": ("auth/", "security/", "permissions/", "*.pem", "crypto/", "policies/", "guards/", "rbac/", "acl/"),
     "deployment": (
-        ".github/workflows/", ".github/actions/", "Dockerfile", "docker-compose.yml", "compose.yaml", "k8s/",
-        "helm/", "deploy/", "docker/", "*.tf", ".gitlab-ci.yml", "Makefile", "Jenkinsfile",
+        ".github/workflows/", ".github/actions/", "Dockerfile", "docker-compose.yml", "docker-compose.yaml",
+        "compose.yaml", "compose.yml", "k8s/", "helm/", "deploy/", "docker/", "*.tf", "*.tfvars", "terraform/",
+        "infra/", "infrastructure/", "ansible/", ".gitlab-ci.yml", "Jenkinsfile", "config/", "fly.toml", "Procfile",
+        "vercel.json", "netlify.toml", "render.yaml", "*.dockerfile", ".dockerignore", "Makefile",
     ),
-    "general": ("docs/", "*.md", "*.mdx", "*.rst", "LICENSE"),
+    # Entry points (Go `cmd/`, `internal/`, Rust `src/bin`) belong to no one domain. A manifest, lock file or
+    # linter setting needs no rule: with no path signal a file goes to general.
+    "general": ("docs/", "*.md", "*.mdx", "*.rst", "LICENSE", "cmd/", "internal/", "src/bin/"),
 }
 # fmt: on
 

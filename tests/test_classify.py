@@ -123,3 +123,41 @@ def test_batch_mode(project: Path, run: Cli) -> None:
 
 def test_classify_works_outside_a_project(tmp_path: Path) -> None:
     assert Cli(tmp_path)("classify", "add a migration").stdout.strip() == "database"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add RBAC checks to the admin screens",
+        "Set x-frame-options and a CSP header",
+        "Sanitize user HTML to stop XSS",
+        "Guard merge() against prototype pollution",
+        "Bump lodash for the security advisory",
+        "Support OIDC login with PKCE",
+    ],
+)
+def test_security_tasks_are_recognised(text: str) -> None:
+    assert _domain(text) == "security"
+
+
+@pytest.mark.parametrize(
+    ("path", "domain"),
+    [
+        ("lib/shop_web/live/cart_live.ex", "frontend"),
+        ("lib/shop_web/components/core.heex", "frontend"),
+        ("priv/repo/migrations/20240101_add_orders.exs", "database"),
+        ("app/views/orders/index.html.erb", "frontend"),
+        ("shop/models.py", "database"),
+        ("shop/urls.py", "api"),
+        ("terraform/main.tf", "deployment"),
+        ("config/runtime.exs", "deployment"),
+        ("cmd/server/main.go", "general"),
+    ],
+)
+def test_common_layouts_route_by_path(path: str, domain: str) -> None:
+    assert _domain("", path) == domain
+
+
+def test_bland_file_names_and_release_notes_carry_no_domain() -> None:
+    assert _domain("", "packages/oauth-proxy/src/index.ts") != "database"  # `index` is a file name here
+    assert _domain("resolve the issuer", ".changeset/issuer.md", "packages/x/src/jwt.ts") == "security"

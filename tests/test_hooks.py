@@ -74,15 +74,16 @@ def test_pre_hook_is_silent_outside_a_project_and_on_cold_start(tmp_path: Path, 
 )
 def test_bad_stdin_never_breaks_the_agent(learned: Path, stdin: str) -> None:
     done = _hook("pre", "claude-code", stdin, learned)
-    assert done.returncode == 0 and done.stdout == ""
+    # A cwd that is no path falls back to the hook's own directory: its general notes may render, as JSON.
+    assert done.returncode == 0 and (done.stdout == "" or "hookSpecificOutput" in json.loads(done.stdout))
     assert done.stderr.count("\n") <= 1
 
 
 def test_broken_yaml_never_breaks_the_agent(learned: Path) -> None:
     (learned / ".expertise" / "testing.yaml").write_text("domain: testing\npatterns: [unclosed\n")
     done = _hook("pre", "claude-code", json.dumps({"prompt": "fix the checkout test", "cwd": str(learned)}), learned)
-    assert done.returncode == 0 and done.stdout == ""
-    assert done.stderr.count("\n") == 1 and "testing.yaml" in done.stderr
+    assert done.returncode == 0 and done.stderr.count("\n") == 1 and "testing.yaml" in done.stderr
+    assert "1999" not in done.stdout  # the broken domain's entries are out; the other domains still answer
 
 
 def test_post_session_hook_learns_and_commits(project: Path, tmp_path: Path) -> None:
@@ -90,7 +91,7 @@ def test_post_session_hook_learns_and_commits(project: Path, tmp_path: Path) -> 
     payload = {"transcript_path": str(transcript), "cwd": str(project), "hook_event_name": "SessionEnd"}
     done = _hook("post", "claude-code", json.dumps(payload), project)
     assert done.returncode == 0 and done.stdout == ""
-    assert "learned 8 new" in done.stderr
+    assert "learned 6 new" in done.stderr
     assert "learn" in git(project, "log", "-1", "--format=%s")
 
 
@@ -222,4 +223,4 @@ def test_post_hook_waits_for_a_transcript_still_being_flushed(project: Path, tmp
     done = _hook("post", "claude-code", json.dumps(payload), project)
     writer.join()
     assert done.returncode == 0
-    assert "learned 8 new" in done.stderr  # everything, including what arrived after the hook started
+    assert "learned 6 new" in done.stderr  # everything, including what arrived after the hook started

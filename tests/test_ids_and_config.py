@@ -35,7 +35,7 @@ def test_failures_match_on_their_error_signature() -> None:
 @pytest.mark.parametrize(
     ("error", "signature"),
     [
-        ("exit code 127 after 3.5s", "exit code <n> after <n>s"),
+        ("exit code 127 after 3.5s", "exit code <n> after <duration>"),
         ("commit 4f9a2c1d not found", "commit <hex> not found"),
         ("request 123e4567-e89b-12d3-a456-426614174000 failed", "request <uuid> failed"),
         ("at 0xDEADBEEF", "at <hex>"),

@@ -21,6 +21,11 @@ _TRAILING_PUNCT = re.compile(r"[\s.!;:,]+$")
 # Order matters: paths first (they may contain ids and digits), then the more specific shapes, so a
 # timestamp is not eaten as plain numbers.
 _SIGNATURE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    # Branch names first, slashes and all: `git push` on a new branch is one lesson whatever it is called.
+    (re.compile(r"\b((?:current |on |a |the )?branch(?: named)?|upstream|refs/heads/)\s*:?\s*"
+                r"['\"`]?[\w][\w./-]*['\"`]?", re.I), r"\1 <branch>"),  # fmt: skip
+    (re.compile(r"\b(git (?:push|pull|checkout|switch|rebase|merge)(?: -\S+)*(?: origin)?) [\w][\w./-]*", re.I),
+     r"\1 <branch>"),  # fmt: skip
     # Absolute, home-relative, Windows and dotted-relative paths, and bare relative ones with a slash.
     (re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]?|\b[\w.@+-]+(?:/[\w.@+-]+)+/?"), "<path>"),
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
@@ -30,6 +35,8 @@ _SIGNATURE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # A run of 7+ hex digits mixing digits and letters: git hashes, object ids, digests. All digits is a
     # number, all letters a word.
     (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b", re.I), "<hex>"),
+    (re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)\b", re.I),
+     "<duration>"),  # fmt: skip
     (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
 )
 

@@ -114,6 +114,12 @@ def path_matches(path: str, rule: str) -> bool:
     return parts[-1] == rule or rule in parts
 
 
+# File names found in every project: `index.ts` says nothing about database indexes.
+_BLAND_PATH_WORDS = frozenset(("index", "main", "mod", "init", "app", "src", "lib", "util", "helper", "type"))
+# Release-note folders hold prose about a change (`.changeset/x.md`): their names hint, their suffix doesn't.
+_NOTES_DIRS = (".changeset/", ".changes/", "changelog.d/", "newsfragments/")
+
+
 def classify(
     text: str,
     files: Sequence[str],
@@ -122,7 +128,8 @@ def classify(
     fallback: str = "general",
 ) -> Classification:
     words = tokens(text)
-    path_words = {path: set(tokens(path.rsplit(".", 1)[0])) for path in files}
+    path_words = {path: set(tokens(path.rsplit(".", 1)[0])) - _BLAND_PATH_WORDS for path in files}
+    notes = {path for path in files if path.replace("\\", "/").removeprefix("./").startswith(_NOTES_DIRS)}
     # A change that comes with its tests belongs to the code it changes: its test files weigh less.
     test_rules = rules["testing"].paths if "testing" in rules else ()
     test_files = {p for p in files if any(path_matches(p, r) for r in test_rules)}
@@ -132,7 +139,7 @@ def classify(
         keywords = rule.stems
         score = WORD_WEIGHT * sum(1 for word in words if word in keywords)
         for path in files:
-            if any(path_matches(path, r) for r in rule.paths):
+            if path not in notes and any(path_matches(path, r) for r in rule.paths):
                 # A test file is about testing first: its other path matches are only hints.
                 weak = (with_code and domain == "testing") or (path in test_files and domain != "testing")
                 score += PATH_WORD_WEIGHT if weak else PATH_WEIGHT

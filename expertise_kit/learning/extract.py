@@ -12,6 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -19,11 +20,15 @@ from expertise_kit import clock
 from expertise_kit.clock import iso
 from expertise_kit.document.ids import error_signature, normalise_path
 from expertise_kit.fast.render import strip_controls
+from expertise_kit.learning.quality import harness_noise
 from expertise_kit.learning.redact import redact
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of
 
-__all__ = ["Learning", "Rejected", "Extraction", "extract", "ISSUE_CHARS", "ERROR_CHARS", "TEXT_CHARS"]
+__all__ = [
+    "Learning", "Rejected", "Extraction", "extract", "pick_error", "program_kind", "ISSUE_CHARS", "ERROR_CHARS",
+    "TEXT_CHARS",
+]  # fmt: skip
 
 ISSUE_CHARS = 100  # a one-line summary: what was being done
 ERROR_CHARS = 200  # the telling line of the error, not the whole log
@@ -31,15 +36,40 @@ TEXT_CHARS = 200
 PATH_CHARS = 300
 MAX_FILES_PER_SESSION = 50
 
+# Test, check and format programs across ecosystems, as `program_of` names them (wrappers seen through).
 _TEST_PROGRAMS = {
     "pytest", "python -m pytest", "python -m unittest", "npm test", "yarn test", "pnpm test", "bun test",
-    "go test", "cargo test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox", "make test",
-    "mvn test", "gradle test", "dotnet test", "deno test", "ctest",
+    "go test", "cargo test", "jest", "vitest", "mocha", "playwright", "cypress", "rspec", "phpunit", "tox", "nox",
+    "make test", "mvn test", "mvn verify", "gradle test", "gradlew test", "dotnet test", "deno test", "ctest",
+    "mix test", "rails test", "rake test", "rake spec", "swift test", "flutter test", "dart test", "nx test",
+    "turbo test",
 }  # fmt: skip
-_CHECK_PROGRAMS = _TEST_PROGRAMS | {
-    "tsc", "mypy", "ruff", "eslint", "flake8", "pyright", "npm build", "yarn build", "pnpm build", "npm lint",
-    "npm typecheck", "cargo build", "cargo check", "cargo clippy", "go build", "go vet", "make", "make check",
+_FORMAT_PROGRAMS = {
+    "prettier", "black", "isort", "gofmt", "goimports", "rustfmt", "cargo fmt", "mix format", "ruff format",
+    "biome", "dprint", "deno fmt", "npm format", "pnpm format", "yarn format", "clang-format", "shfmt",
 }  # fmt: skip
+_LINT_PROGRAMS = {
+    "ruff", "eslint", "flake8", "pylint", "mypy", "pyright", "tsc", "npm lint", "pnpm lint", "yarn lint",
+    "npm typecheck", "pnpm typecheck", "yarn typecheck", "cargo clippy", "cargo check", "go vet", "golangci-lint",
+    "staticcheck", "mix credo", "mix dialyzer", "mix compile", "rubocop", "standardrb", "shellcheck", "hadolint",
+    "stylelint", "markdownlint", "pre-commit", "lint-staged", "husky", "make lint", "make check",
+}  # fmt: skip
+_BUILD_PROGRAMS = {
+    "npm build", "yarn build", "pnpm build", "bun build", "cargo build", "go build", "make", "mvn package",
+    "mvn compile", "mvn install", "gradle build", "gradlew build", "dotnet build", "mix compile", "next build",
+    "vite build", "webpack", "tsup", "make build", "nx build", "turbo build",
+}  # fmt: skip
+_CHECK_PROGRAMS = _TEST_PROGRAMS | _FORMAT_PROGRAMS | _LINT_PROGRAMS | _BUILD_PROGRAMS
+# Project-wide tooling: a lesson about it belongs to no one domain (`git push` needing --set-upstream was
+# once stored four times, under database, api and frontend).
+_TOOLING_NAMES = {
+    "git", "gh", "npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "poetry", "pipenv", "pdm", "bundle", "gem",
+    "cargo", "go", "mix", "composer", "brew", "apt", "apt-get", "make", "pre-commit", "husky", "lint-staged",
+    "nvm", "corepack", "rustup", "asdf", "mise",
+}  # fmt: skip
+# Read-only look-ups: failing says the agent guessed a path or searched for nothing, not a project lesson.
+_LOOKUPS = {"cat", "ls", "head", "tail", "sed", "rg", "grep", "find", "wc", "nl", "stat", "file", "less", "bat",
+            "tree", "fd", "awk", "realpath", "readlink", "du", "which", "type", "test", "[", "echo", "pwd"}  # fmt: skip
 _ERRORISH = re.compile(
     r"error|exception|traceback|failed|failure|fatal|not found|no such file|cannot|can't|denied|invalid|"
     r"refused|timed? ?out|undefined|unexpected|missing|EISDIR|ENOENT|EACCES|panic|abort",
@@ -55,6 +85,7 @@ class Learning:
     raw: dict[str, Any]
     text: str  # for routing and reports
     files: list[str] = field(default_factory=list)
+    program: str = ""  # a failure's program and subcommand, for routing (`git push`, `mix test`)
 
 
 @dataclass
@@ -133,34 +164,90 @@ def relative_path(path: str, cwd: str | None, root: str | None) -> str | None:
     return None
 
 
-_STRONG = re.compile(r"\b[A-Z]?\w*(?:Error|Exception)\b|Traceback|^E\s{2,}|\bfatal:|\bpanic:|\berror\b[:\[ ]", re.I)
+# Headers the harnesses put before a command's output; they say how it ended, not what went wrong.
+_HEADER = re.compile(
+    r"^(?:Exit code:?\s*-?\d+|Process exited with code -?\d+|Command exited with code -?\d+|Wall time:.*|"
+    r"Output:|Chunk ID:.*|Original token count:.*|Total output lines:.*|Error: Exit code -?\d+)\s*$",
+    re.I,
+)
+_ELIXIR = re.compile(r"^\*\* \([\w.]+\)")  # ** (CompileError) lib/x.ex:3: undefined function
+_LEADING = re.compile(r"^(?:fatal|error|panic|npm ERR!|npm error|ERROR|FATAL|E)(?:\[\w+\])?(?::|\s{2,}|!)")
+_CLASS = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b(?::|$)")
+# Source code shown in an error (a diff, a stack frame's line) is never the error itself.
+_CODE = re.compile(
+    r"\{:error\b|:error\b|\berror\s*->|=>|\|>|^[-+]\s|^\d+\s*[|│]|^\s*(?:def|defp|fn|case|if|else|elif|return|"
+    r"const|let|var|import|from|function|catch|rescue|raise|throw|except)\b|[;{]\s*$|^\}|^\s*#"
+)
+_HIDDEN = re.compile(r"^FAILED\b|^FAIL\b|\b[1-9]\d* (?:failed|failures?|errors?)\b|^Traceback \(most recent", re.M)
+
+
+# Progress lines of builds and installers: they mention "timeout" or "error" crates, not a failure.
+_PROGRESS = re.compile(r"^(?:Compiling|Downloading|Downloaded|Running|Finished|Checking|Fresh|Updating|Installing|"
+                       r"Collecting|Resolving|Fetching|Building|Locking|Adding|Blocking|Waiting)\b")  # fmt: skip
+_TRIVIAL = {"rm", "mkdir", "cp", "mv", "touch", "echo", "printf", "true", "sleep", "chmod", "ln", "clear"}
+
+
+@lru_cache(maxsize=4096)
+def main_program(command: str) -> str:
+    """The program a compound command is about: `rm -rf x && cargo new y && cargo check` is `cargo check`,
+    `pytest -q | tail -5` is `pytest`: the first test, check or tooling program, else the first that is
+    not a trivial helper or a look-up."""
+    programs = [p for p in (program_of(part) for part in re.split(r"&&|\|\||;|\||\n", command)) if p]
+    return min(programs, key=_program_rank) if programs else ""  # min keeps the first of equal rank
+
+
+def _program_rank(program: str) -> int:
+    if program in _TEST_PROGRAMS or program.endswith(" test"):
+        return 0
+    if program in _CHECK_PROGRAMS:
+        return 1
+    if program_kind(program):
+        return 2
+    return 3 if program not in _TRIVIAL and program not in _LOOKUPS else 4
+
+
+def _unescape(text: str) -> str:
+    """Outputs stored as JSON strings inside a string keep literal ``\\n``: read them as lines."""
+    if text.count("\\n") > text.count("\n"):
+        text = text.replace("\\r\\n", "\n").replace("\\n", "\n").replace("\\t", "\t").replace('\\"', '"')
+    return text
 
 
 def _error_score(line: str) -> int:
-    if _WARNING.match(line):
+    if _CODE.search(line):
+        return -2  # `{:error, _reason}` or `error ->` is code that mentions an error
+    if _WARNING.match(line) or _PROGRESS.match(line):
         return -1
     if line.startswith("Traceback (most recent call last)"):
         return 1  # the exception itself comes last
+    if _ELIXIR.match(line):
+        return 6
     score = 0
-    if line.startswith("E  "):
-        score += 2  # pytest's own marker for the failing assertion
-    if _STRONG.search(line):
-        score += 2
+    if _LEADING.match(line):
+        score += 4
+    if _CLASS.search(line):
+        score += 3
     if _ERRORISH.search(line):
         score += 1
     return score
 
 
 def pick_error(text: str) -> str:
-    """The most telling line of an error output: the first of the strongest error-like lines.
+    """The most telling line of an error output, or "" when no line says more than how it ended.
 
-    ``E   AssertionError: assert 1999 == 2000`` beats ``1 failed in 0.12s``; a warning never wins.
+    ``** (SomeError)``, ``fatal:``/``error:`` at the start of a line, or a ``...Error:`` class name win;
+    ``E   AssertionError: assert 1999 == 2000`` beats ``1 failed in 0.12s``; a warning, an "Exit code N"
+    header or a line of code never wins.
     """
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line.strip() for line in _unescape(text).splitlines()]
+    lines = [line for line in lines if line and not _HEADER.match(line)]
     if not lines:
         return ""
-    best = max(_error_score(line) for line in lines)
-    return next(line for line in lines if _error_score(line) == best)
+    scores = [_error_score(line) for line in lines]
+    best = max(scores)
+    if best <= 0:
+        return ""
+    return lines[scores.index(best)]
 
 
 def _describe_call(call: ToolCall, ctx: _Context) -> str:
@@ -172,41 +259,77 @@ def _describe_call(call: ToolCall, ctx: _Context) -> str:
 
 
 def _kind_key(call: ToolCall) -> tuple[str, str]:
+    """What makes two calls the same attempt: the program and its subcommand (`mix test` is not
+    `mix deps.get`), or the tool and its file."""
     if call.command:
-        return ("Bash", program_of(call.command))
+        return ("Bash", main_program(call.command))
     return (call.name, call.paths[0] if call.paths else "")
 
 
-def _solution(failed: ToolCall, later: list[ToolCall], ctx: _Context) -> str | None:
-    """What changed between a failure and the next success of the same kind of call, if anything did."""
+def _failure_text(call: ToolCall) -> str | None:
+    """The output of a failed call, or of one whose exit 0 hid a failure (`pytest | tail` with FAILED)."""
+    if call.interrupted:
+        return None
+    if call.ok is False:
+        return call.error
+    if call.ok and call.command and "|" in call.command:
+        # Readers that keep a passing call's output expose it as `output`; older ones keep none.
+        output = str(getattr(call, "output", "") or "")
+        if output and _HIDDEN.search(output):
+            return output
+    return None
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    for end in (". ", "! ", "? ", ": "):
+        cut = flat.find(end)
+        if 20 <= cut <= 200:
+            return flat[: cut + 1]
+    return flat
+
+
+def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Context) -> str | None:
+    """What changed between a failure and the next success of the same program and subcommand.
+
+    The window closes at that success, or with no solution when the same program fails with a
+    different error (a new problem, not this one fixed). Said as actions: the agent's own explanation,
+    the edit's new lines, the commands run in between, the command that then worked.
+    """
     rel = ctx.rel
     key = _kind_key(failed)
-    target = failed.paths[0] if failed.paths else None
-    reads: list[str] = []
+    # `python: command not found` is fixed by whatever ran next under a near name (`python3`).
+    missing = bool(key[1]) and "command not found" in failed.error
+    said = ""
     edits: list[str] = []
     commands: list[str] = []
-    for call in later:
-        if call.interrupted or call.ok is not True:
+    for index, call in enumerate(later):
+        if index == 0 or not said:
+            said = _first_sentence(str(getattr(call, "said", "") or ""))  # the reader's text before this call
+        if call.interrupted:
             continue
-        if _kind_key(call) == key:
-            parts = []
-            if reads:
-                parts.append(f"read {', '.join(dict.fromkeys(reads))} first")
-            if edits:
-                shown = list(dict.fromkeys(edits))
-                parts.append(
-                    "edited " + ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
-                )
-            parts += list(dict.fromkeys(commands))[:2]
+        same = _kind_key(call) == key or (missing and call.ok is True and _kind_key(call)[1].startswith(key[1]))
+        if same and call.ok is False:
+            if error_signature(pick_error(redact(call.error))) != signature:
+                return None  # the same command fails differently: another problem
+            continue
+        if call.ok is not True:
+            continue
+        if same:
+            parts = [said] if said else []
+            parts += edits[:3]
+            if not edits:  # with an edit, the edit is the fix: `npm install` on the way is not
+                parts += list(dict.fromkeys(commands))[:2]
             if call.command and call.command.strip() != failed.command.strip():
-                parts.append(f"then ran {_describe_call(call, ctx)} instead")
+                parts.append(f"then `{ctx.first_line(call.command, 80)}` worked")
             return "; ".join(parts) or None  # nothing changed: it just worked on a retry
-        if call.name == "Read" and call.paths and call.paths[0] == target:
-            reads.append(rel.get(call.paths[0], PurePosixPath(call.paths[0]).name))
-        elif call.modifies:
-            edits.extend(rel.get(p, PurePosixPath(p).name) for p in call.modifies)
-        elif call.command and not _is_test(call.command):
-            commands.append(f"ran {_describe_call(call, ctx)}")
+        if call.modifies:
+            excerpt = str(getattr(call, "excerpt", "") or "").strip()
+            for path in call.modifies:
+                shown = rel.get(path, PurePosixPath(path).name)
+                edits.append(f"changed {shown}: `{ctx.clean(excerpt, 120)}`" if excerpt else f"edited {shown}")
+        elif call.command and not _is_test(call.command) and main_program(call.command) not in _LOOKUPS:
+            commands.append(f"ran `{ctx.first_line(call.command, 80)}`")
     return None
 
 
@@ -216,8 +339,26 @@ def _provenance(session: Session, stamp: str) -> dict[str, Any]:
 
 
 def _is_test(command: str) -> bool:
-    program = program_of(command)
+    program = main_program(command)
     return program in _TEST_PROGRAMS or program.endswith(" test") or program.startswith("test")
+
+
+def program_kind(program: str) -> str:
+    """"test", "tooling" (version control, packages, formatters, linters, the build, commit hooks) or ""."""
+    if program in _TEST_PROGRAMS or program.endswith(" test"):
+        return "test"
+    if program in _FORMAT_PROGRAMS or program in _LINT_PROGRAMS or program in _BUILD_PROGRAMS:
+        return "tooling"
+    if program.split(" ", 1)[0] in _TOOLING_NAMES:
+        return "tooling"
+    return ""
+
+
+def _lookup_miss(call: ToolCall, error: str) -> bool:
+    """A read-only look-up that found nothing: the agent guessing a path, not a project lesson."""
+    return bool(call.command) and main_program(call.command) in _LOOKUPS and (
+        not error or bool(re.search(r"no such file|cannot access|can't read|not found|No matches", error, re.I))
+    )
 
 
 def _failures(extraction: Extraction, ctx: _Context) -> None:
@@ -226,29 +367,88 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
     seen: set[str] = set()
     for calls in session.threads.values():
         for position, call in enumerate(calls):
-            if call.ok is not False or call.interrupted:
+            if call.interrupted and call.ok is False:  # kept in --json, but no failure of the code
+                text = ctx.first_line(call.error, ERROR_CHARS) or _describe_call(call, ctx)
+                extraction.rejected.append(Rejected("failure", text, "the user interrupted or refused the call"))
+                continue
+            output = _failure_text(call)
+            if output is None:
                 continue
             extraction.failures_seen += 1
             # The whole output is scrubbed before a line of it is picked: a key may span lines.
-            error = pick_error(redact(call.error)) or f"{call.name} failed"
-            if call.exit_code not in (None, 0) and not _ERRORISH.search(error):
-                error = f"exit code {call.exit_code}: {error}"
+            scrubbed = redact(_unescape(output))
+            issue = ctx.clean(_describe_call(call, ctx), ISSUE_CHARS)
+            noise = harness_noise(scrubbed)
+            if noise:
+                extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
+                continue
+            error = pick_error(scrubbed)
+            if _lookup_miss(call, error):
+                reason = "a look-up that found nothing: a guessed path or an empty search"
+                extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", reason))
+                continue
+            if not error:
+                code = f"exit code {call.exit_code}" if call.exit_code not in (None, 0) else "failed"
+                reason = f"the error says nothing beyond how it ended ({code!r})"
+                extraction.rejected.append(Rejected("failure", issue, reason))
+                continue
             signature = error_signature(error)
             if signature in seen:
                 continue
             seen.add(signature)
-            raw: dict[str, Any] = {
-                "issue": ctx.clean(_describe_call(call, ctx), ISSUE_CHARS),
-                "error": ctx.clean(error, ERROR_CHARS),
-            }
-            solution = _solution(call, calls[position + 1 :], ctx)
+            raw: dict[str, Any] = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS)}
+            solution = _solution(call, signature, calls[position + 1 :], ctx)
             if solution:
                 raw["solution"] = ctx.clean(solution, ERROR_CHARS)
             raw.update(_provenance(session, call.timestamp))
             files = [rel[p] for p in call.paths if p in rel]
+            program = main_program(call.command) if call.command else ""
             extraction.learnings.append(
-                Learning("failure", "learned_from_failures", raw, f"{raw['issue']} {raw['error']}", files)
+                Learning("failure", "learned_from_failures", raw, f"{raw['issue']} {raw['error']}", files, program)
             )
+
+
+# A compaction summary's "Errors and fixes" section: items that start with "Error" (a bullet or a bold
+# heading), each with a "Fix:" line.
+_SUMMARY_SECTION = re.compile(
+    r"Errors and [Ff]ixes:?\s*\n(?P<body>.*?)(?=\n\s*\d+\.\s+[A-Z][^\n]*:\s*\n|\n#+ |\Z)", re.S
+)
+_SUMMARY_ITEM = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?Error\b(?:\s*\d+)?\s*:?\s*(?:\*\*)?\s*:?\s*", re.M)
+_SUMMARY_FIX = re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:Fix|Fixed|Solution|Resolution)(?:\*\*)?\s*:\s*(?P<fix>.+)$",
+                          re.M | re.I)  # fmt: skip
+
+
+def _summaries(extraction: Extraction, ctx: _Context) -> None:
+    """Failure/fix pairs the model itself wrote into compaction summaries."""
+    session = extraction.session
+    summaries: list[str] = list(getattr(session, "summaries", None) or [])
+    seen: set[str] = set()
+    for summary in summaries:
+        for section_match in _SUMMARY_SECTION.finditer(_unescape(summary)):
+            body = section_match["body"]
+            starts = [m.start() for m in _SUMMARY_ITEM.finditer(body)]
+            if not starts:
+                continue  # a section written as prose: no items to pair
+            for begin, end in zip(starts, [*starts[1:], len(body)], strict=True):
+                item = body[begin:end]
+                head = _SUMMARY_ITEM.sub("", item.splitlines()[0], count=1).strip(" *\"'")
+                fix = _SUMMARY_FIX.search(item)
+                if not head or not fix:
+                    continue
+                error = ctx.clean(redact(head).strip('"'), ERROR_CHARS)
+                signature = error_signature(error)
+                if signature in seen:
+                    continue
+                seen.add(signature)
+                raw: dict[str, Any] = {
+                    "issue": ctx.clean(_cut(redact(head), 80), ISSUE_CHARS),
+                    "error": error,
+                    "solution": ctx.clean(redact(fix["fix"]), ERROR_CHARS),
+                    **_provenance(session, session.ended),
+                }
+                extraction.learnings.append(
+                    Learning("failure", "learned_from_failures", raw, f"{raw['error']} {raw['solution']}")
+                )
 
 
 def _files(extraction: Extraction, ctx: _Context) -> None:
@@ -286,12 +486,16 @@ def _files(extraction: Extraction, ctx: _Context) -> None:
 
 
 def _patterns(extraction: Extraction) -> None:
+    """How this project verifies an edit: its test program, seen passing after a read-then-edit.
+
+    Tool orders alone ("Glob -> Read", "Read -> Edit") are true of every project and are not kept.
+    """
     session = extraction.session
     found: dict[str, str] = {}
     for calls in session.threads.values():
         read: set[str] = set()
         edited_after_read: set[str] = set()
-        for index, call in enumerate(calls):
+        for call in calls:
             if call.ok is not True:
                 continue
             if call.name == "Read" and call.paths:
@@ -300,16 +504,8 @@ def _patterns(extraction: Extraction) -> None:
                 edited_after_read.add(call.modifies[0])
             elif call.command and _is_test(call.command) and edited_after_read:
                 program = program_of(call.command)
-                found[f"read-edit-test:{program}"] = (
-                    f"Read -> Edit -> `{program}` passing: read each file before editing it, then run the tests"
-                )
+                found[f"read-edit-test:{program}"] = f"Run `{program}` after editing: this project's tests run with it"
                 edited_after_read.clear()
-            if call.name in ("Grep", "Glob") and index + 1 < len(calls):
-                following = calls[index + 1]
-                if following.name == "Read" and following.ok:
-                    found[f"search-read:{call.name}"] = (
-                        f"{call.name} -> Read: locate the files with {call.name} first, then read only those"
-                    )
     for text in found.values():
         text = redact(text)  # the program's name comes from a command
         raw = {"text": text, **_provenance(session, session.ended)}
@@ -357,6 +553,7 @@ def extract(session: Session, project_root: str | None) -> Extraction:
     prompt = next((p for p in session.prompts if p.strip()), "")
     extraction.task = ctx.first_line(prompt, ISSUE_CHARS)
     _failures(extraction, ctx)
+    _summaries(extraction, ctx)
     _files(extraction, ctx)
     _patterns(extraction)
     _technique(extraction, ctx)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from expertise_kit.document.entries import item_id, parse_item
 from expertise_kit.errors import UserError
-from expertise_kit.fast.classify import Classification, Rules, classify, rules_from
-from expertise_kit.learning.extract import Extraction, extract
+from expertise_kit.fast.classify import Rules, classify, rules_from
+from expertise_kit.learning.extract import Extraction, Learning, extract, program_kind
 from expertise_kit.learning.quality import rejection_reason
 from expertise_kit.learning.transcripts import iter_sessions
 from expertise_kit.learning.transcripts.model import safe_session_id
@@ -47,9 +49,51 @@ class LearnReport:
         }
 
 
-def _route(text: str, files: list[str], rules: dict[str, Rules], primary: str) -> str:
-    result: Classification = classify(text, files, rules, fallback=primary)
-    return result.domain
+_PATH_IN_ERROR = re.compile(r"(?<![\w/.])(?:[\w.@-]+/)+[\w.@-]+\.\w{1,6}\b")
+
+
+def _route(learning: Learning, rules: dict[str, Rules], primary: str) -> str:
+    """The one domain a learning belongs to.
+
+    A file lives where its path says, and with no path signal in ``general``: never in the session's
+    domain, which would file the same path under a different domain each session. A failure of
+    project-wide tooling (git, package managers, formatters, linters, the build, commit hooks) is
+    ``general``; any other failure goes where the files it names live, then by its words.
+    """
+    if learning.kind in ("pattern", "technique"):
+        return primary
+    if learning.kind == "file":
+        return classify("", learning.files, rules).domain
+    kind = program_kind(learning.program)
+    if kind == "tooling":
+        return "general" if "general" in rules else primary
+    named = [*learning.files, *(m.group(0) for m in _PATH_IN_ERROR.finditer(str(learning.raw.get("error", ""))))]
+    by_place = classify("", named, rules).domain if named else "general"
+    if by_place != "general":
+        return by_place
+    if kind == "test" and "testing" in rules:
+        return "testing"
+    return classify(learning.text, [], rules).domain
+
+
+def _known_homes(store: Store) -> dict[str, str]:
+    """Every entry id already stored, and the domain holding it: a lesson has one home."""
+    homes: dict[str, str] = {}
+    for domain in store.config.domains:
+        try:
+            doc = store.load(domain)
+        except (UserError, OSError):
+            continue  # a broken or missing file is reported by the write to it, not here
+        for section_name, _, item in doc.entries():
+            homes.setdefault(item_id(section_name, item), domain)
+    return homes
+
+
+def _identity(learning: Learning) -> str | None:
+    try:
+        return item_id(learning.section, parse_item(learning.section, learning.raw))
+    except ValueError:
+        return None  # the store's own validation reports it
 
 
 def _session_record(extraction: Extraction, primary: str) -> dict[str, Any]:
@@ -77,6 +121,7 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
     rules = rules_from(store.config.domains)
     by_domain: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     sessions_by_domain: dict[str, list[str]] = {}
+    homes = _known_homes(store)
     for session in iter_sessions(paths, fmt, report.errors):
         report.warnings.extend(session.warnings)
         extraction = extract(session, str(store.project.root))
@@ -88,18 +133,18 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
                 {"kind": rejected.kind, "text": rejected.text, "reason": rejected.reason}
             )
         for learning in extraction.learnings:
-            if learning.kind in ("pattern", "technique"):
-                domain = primary
-            elif learning.kind == "file":
-                domain = _route("", learning.files, rules, primary)  # a file by where it lives, not its name's words
-            else:
-                domain = _route(learning.text, learning.files, rules, primary)
+            entry = _identity(learning)
+            domain = homes.get(entry) if entry else None
+            if domain is None:
+                domain = _route(learning, rules, primary)
             reason = rejection_reason(learning.kind, learning.raw)
             if reason:
                 report.rejected.setdefault(domain, []).append(
                     {"kind": learning.kind, "text": learning.text, "reason": reason}
                 )
                 continue
+            if entry:
+                homes.setdefault(entry, domain)  # seen again in a later session: the same home
             by_domain.setdefault(domain, []).append((learning.section, learning.raw))
             # The readers already replace unsafe ids; checked again because this one becomes a commit trailer.
             session_id = safe_session_id(session.id)

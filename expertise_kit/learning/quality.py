@@ -1,26 +1,110 @@
-"""The gate a learning passes before it is stored: nothing empty, trivial or pure noise."""
+"""The gate a learning passes before it is stored: nothing empty, trivial or pure noise.
+
+Also the few judgements the audit shares with the gate (what is harness noise, what says nothing, what
+names an action), so a stored entry and a counted one are judged alike.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-__all__ = ["rejection_reason"]
+__all__ = ["rejection_reason", "harness_noise", "says_nothing", "solution_names_action", "generic_pattern"]
 
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
 _SAME_TOOL_TWICE = re.compile(r"\b(\w+)\s*(?:->|→)\s*\1\b")
 _SAYS_NOTHING = {"error", "failed", "failure", "exception", "unknown", "none", "null", "undefined", "exit code"}
+
+# The agent's own tool protocol tripping, or the user stopping it: true of every project, a lesson of none.
+# (marker, reason) pairs; markers are matched case-sensitively as the harnesses print them.
+_HARNESS: tuple[tuple[str, str], ...] = (
+    ("Sibling tool call errored", "a parallel tool call failed"),
+    ("File has not been read yet", "the edit tool wants a read first"),
+    ("has been modified since read", "the edit tool wants a fresh read"),
+    ("exceeds maximum allowed tokens", "the read tool's size limit"),
+    ("File content (", "the read tool's size limit"),
+    ("String to replace not found", "the edit tool's old text did not match"),
+    ("No changes to make: old_string and new_string are exactly the same", "an edit that changed nothing"),
+    ("File does not exist", "the tool was given a wrong path"),
+    ("InputValidationError", "the tool was called with bad parameters"),
+    ("Invalid tool parameters", "the tool was called with bad parameters"),
+    ("EISDIR", "the read tool was given a directory"),
+    ("illegal operation on a directory", "the read tool was given a directory"),
+    ("Failed to find expected lines", "the patch's context did not match"),
+    ("apply_patch verification failed", "the patch's context did not match"),
+    ("doesn't want to proceed", "the user refused the call"),
+    ("[Request interrupted by user", "the user interrupted"),
+    ("haven't granted it yet", "the user has not granted permission"),
+    ("was rejected by the user", "the user refused the call"),
+    ("aborted by user", "the user interrupted"),
+    ("Permission to use", "the user has not granted permission"),
+    ("<tool_use_error>", "a tool protocol error"),
+)
+_MANY_MATCHES = re.compile(r"Found \d+ matches of the string to replace")
+_EXIT_ONLY = re.compile(
+    r"^(?:error:?\s*)?(?:command\s+)?(?:exit(?:ed)?(?: with)?(?: code| status)?|returned)\s*:?\s*-?\d+\b", re.I
+)
+# An action: a command in backticks, the new lines of an edit, or a sentence with a verb of change.
+_ACTION = re.compile(
+    r"`[^`]{2,}`|\bnew lines?:|\b(?:add(?:ed|ing)?|chang(?:ed|ing)|replac(?:ed|ing)|renam(?:ed|ing)|"
+    r"remov(?:ed|ing)|install(?:ed|ing)?|set(?:ting)?|us(?:ed|e|ing)|pass(?:ed|ing)?|wrap(?:ped)?|mov(?:ed|ing)|"
+    r"switch(?:ed)?|upgrad(?:ed|ing)|downgrad(?:ed|ing)|pinn?(?:ed)?|creat(?:ed|ing)|fix(?:ed|ing)?|"
+    r"import(?:ed|ing)?|defin(?:ed|ing)|escap(?:ed|ing)|quot(?:ed|ing)|ran|run(?:ning)?|migrat(?:ed|ing)|"
+    r"reset|restor(?:ed|ing)|configur(?:ed|ing)|export(?:ed|ing)?|convert(?:ed|ing)?|declar(?:ed|ing)|"
+    r"return(?:ed|ing)?|call(?:ed|ing)?|guard(?:ed)?|check(?:ed|ing)?|skip(?:ped)?|made|make)\b",
+    re.I,
+)
+_BARE = re.compile(r"^(?:(?:read [^;]+ first|edited [^;]+)(?:;\s*|$))+$", re.I)
+# Tool-order habits true of any project: they teach an agent nothing about this one.
+_GENERIC = re.compile(r"^(?:Grep|Glob|Search|Find|LS)\s*(?:->|→)\s*Read\b|^Read\s*(?:->|→)\s*(?:Edit|Write)\b", re.I)
 
 
 def _letters(text: str) -> int:
     return len(_LETTERS.findall(text))
 
 
+def harness_noise(text: str) -> str | None:
+    """Why ``text`` (an error, or a failure's issue and error) is the harness talking, or None."""
+    if _MANY_MATCHES.search(text):
+        return "harness noise: the edit tool's old text matched more than once"
+    for marker, reason in _HARNESS:
+        if marker in text:
+            return f"harness noise: {reason}"
+    return None
+
+
+def says_nothing(error: str) -> bool:
+    """An error with nothing in it beyond a word like "failed" or an exit code."""
+    stripped = error.strip()
+    rest = _EXIT_ONLY.sub("", stripped).strip(" .:;,-")
+    if rest != stripped and _letters(rest) < 4:
+        return True
+    return _letters(stripped) < 4 or stripped.lower().strip(" .:!") in _SAYS_NOTHING
+
+
+def solution_names_action(solution: str) -> bool:
+    """The solution says what changed: an edit's new lines, a command, a sentence with a verb of change.
+
+    "edited the failing file" or "read X first" alone says no more than that something was done.
+    """
+    text = solution.strip()
+    if not text or _BARE.match(text):
+        return False
+    return bool(_ACTION.search(text))
+
+
+def generic_pattern(text: str) -> bool:
+    return bool(_GENERIC.search(text.strip()))
+
+
 def rejection_reason(kind: str, raw: dict[str, Any]) -> str | None:
     """Why ``raw`` should not be stored, or None when it may be."""
     if kind == "failure":
         error = str(raw.get("error") or "").strip()
-        if _letters(error) < 4 or error.lower().strip(" .:!") in _SAYS_NOTHING:
+        noise = harness_noise(f"{error}\n{raw.get('issue') or ''}")
+        if noise:
+            return noise
+        if says_nothing(error):
             return f"the error says nothing useful ({error!r})"
         if _letters(str(raw.get("issue") or "")) < 2:
             return "no description of what failed"
@@ -33,4 +117,6 @@ def rejection_reason(kind: str, raw: dict[str, Any]) -> str | None:
         return "too short to teach anything"
     if text.lower().startswith("successful combo") or _SAME_TOOL_TWICE.search(text):
         return "noise: a tool followed by itself"
+    if generic_pattern(text):
+        return "generic: a tool order true of every project"
     return None

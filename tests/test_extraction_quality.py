@@ -1,0 +1,315 @@
+"""Extraction keeps the lessons that matter: the real error, the real fix, one home per lesson."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import CWD, ClaudeSession
+from conftest import TRANSCRIPTS, Cli
+
+from expertise_kit.document.ids import error_signature
+from expertise_kit.learning.audit import store_audit
+from expertise_kit.learning.extract import extract, main_program, pick_error, program_kind
+from expertise_kit.learning.quality import harness_noise, says_nothing, solution_names_action
+from expertise_kit.learning.transcripts.model import Session, ToolCall
+from expertise_kit.learning.transcripts.shell import program_of
+from expertise_kit.project import find_project
+from expertise_kit.store import Store
+
+MAXNOOB = TRANSCRIPTS / "claude" / "maxnoobineating+UbuntuDevcontainer_Dotfiles" / "projects"
+EDOUARD = TRANSCRIPTS / "codex" / "EdouardZemb+test-framework" / "sessions"
+
+
+def _learn(run: Cli, *paths: Path) -> dict[str, Any]:
+    result = run("learn", *map(str, paths), "--json")
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def _added(data: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(name, e["section"], e["text"]) for name, d in data["domains"].items() for e in d["added"]]
+
+
+def _rejected(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for d in data["domains"].values() for r in d["rejected"]]
+
+
+# -- harness noise ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "<tool_use_error>Sibling tool call errored</tool_use_error>",
+        "File has not been read yet. Read it first before writing to it.",
+        "File content (31337 tokens) exceeds maximum allowed tokens (25000).",
+        "String to replace not found in file.\nString: foo",
+        "File does not exist. Note: your current working directory is /x.",
+        "InputValidationError: Edit failed due to the following issue: missing old_string",
+        "EISDIR: illegal operation on a directory, read",
+        "The user doesn't want to proceed with this tool use. The tool use was rejected",
+        "Found 3 matches of the string to replace, but replace_all is false.",
+    ],
+)
+def test_harness_noise_is_rejected_with_its_reason(project: Path, run: Cli, tmp_path: Path, output: str) -> None:
+    s = ClaudeSession()
+    s.prompt("Tidy the checkout module")
+    s.tool("Edit", {"file_path": f"{CWD}/shop/checkout.py", "old_string": "a", "new_string": "b"}, output, error=True)
+    data = _learn(run, s.write(tmp_path / "s.jsonl"))
+    assert not [t for _, section, t in _added(data) if section == "learned_from_failures"]
+    reasons = [r["reason"] for r in _rejected(data) if r["kind"] == "failure"]
+    assert len(reasons) == 1 and ("harness noise" in reasons[0] or "the user" in reasons[0]), reasons
+
+
+def test_real_harness_noise_of_a_claude_2_1_series_stores_nothing(project: Path, run: Cli) -> None:
+    files = sorted(MAXNOOB.glob("*/*.jsonl")) if MAXNOOB.is_dir() else []
+    if not files:
+        pytest.skip("real transcripts not found (../shared)")
+    data = _learn(run, *files)
+    failures = [t for _, section, t in _added(data) if section == "learned_from_failures"]
+    noise = ("EISDIR", "illegal operation on a directory", "modified since", "has not been read", "doesn't want")
+    # What is stored comes from the model's own "Errors and fixes" summaries, never from harness noise.
+    assert not [t for t in failures if any(marker in t for marker in noise)]
+    reasons = {r["reason"] for r in _rejected(data) if r["kind"] == "failure"}
+    assert any("directory" in r for r in reasons) and any("refused" in r for r in reasons)
+
+
+# -- the error line ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("output", "line"),
+    [
+        ("Exit code 1\n** (CompileError) lib/app.ex:3: undefined function foo/0\n    (elixir) x", "** (Compile"),
+        ("Exit code: 128\nWall time: 0.1 seconds\nOutput:\nfatal: not a git repository", "fatal: not a git"),
+        ("Exit code 1\\nTraceback (most recent call last):\\n  x\\nKeyError: 'id'", "KeyError: 'id'"),
+        ("  {:error, _reason} ->\n    error -> raise\nerror: undefined variable x", "error: undefined variable"),
+        ("   Compiling hyper-timeout v0.5.2\nerror[E0599]: no variant named `X`", "error[E0599]"),
+        ("F\nE   AssertionError: assert 1999 == 2000\n1 failed in 0.12s", "E   AssertionError"),
+    ],
+)
+def test_the_telling_line_is_picked(output: str, line: str) -> None:
+    assert pick_error(output).startswith(line)
+
+
+@pytest.mark.parametrize("output", ["Exit code 1", "Exit code: 2\nWall time: 0.2 seconds\nOutput:\n", "{:error, _r}"])
+def test_an_error_that_says_nothing_is_rejected(project: Path, run: Cli, tmp_path: Path, output: str) -> None:
+    assert pick_error(output) == ""
+    s = ClaudeSession()
+    s.prompt("Run the build")
+    s.bash("./scripts/build.sh", output.removeprefix("Exit code 1"), exit_code=1)
+    data = _learn(run, s.write(tmp_path / "s.jsonl"))
+    assert not [t for _, section, t in _added(data) if section == "learned_from_failures"]
+    assert any("says nothing" in r["reason"] for r in _rejected(data))
+    assert says_nothing("exit code 1") and says_nothing("Exit code: 1") and not says_nothing("fatal: no upstream")
+
+
+# -- pairing by program and subcommand --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "program"),
+    [
+        ("cd app && mix test test/x_test.exs", "mix test"),
+        ("bundle exec rspec spec/a_spec.rb", "rspec"),
+        ("uv run pytest -q", "pytest"),
+        ("poetry run pytest", "pytest"),
+        ("npx vitest run", "vitest"),
+        ("pnpm exec playwright test", "playwright"),
+        ("git -C repo push -u origin feat/x", "git push"),
+        ("./gradlew test", "gradlew test"),
+        ("FOO=1 mix deps.get", "mix deps.get"),
+    ],
+)
+def test_programs_are_seen_through_their_wrappers(command: str, program: str) -> None:
+    assert program_of(command) == program
+
+
+def test_compound_commands_name_the_program_that_matters() -> None:
+    assert main_program("rm -rf /tmp/x && cargo new /tmp/x && cargo check") == "cargo check"
+    assert main_program("python -m pytest -q 2>&1 | tail -5") == "python -m pytest"
+    assert program_kind("mix test") == "test" and program_kind("mix format") == "tooling"
+    assert program_kind("git push") == "tooling" and program_kind("bundle install") == "tooling"
+    assert program_kind("cargo clippy") == "tooling" and program_kind("npm install") == "tooling"
+
+
+def test_mix_test_is_not_fixed_by_mix_deps_get(project: Path, run: Cli, tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("Make the account tests pass")
+    s.bash("mix test test/accounts_test.exs", "** (UndefinedFunctionError) function Accounts.get/1 is undefined",
+           exit_code=2)  # fmt: skip
+    s.bash("mix deps.get", "All dependencies are up to date")
+    s.bash("mix test test/accounts_test.exs", "** (KeyError) key :email not found", exit_code=2)
+    s.tool("Edit", {"file_path": f"{CWD}/lib/accounts.ex", "old_string": "a", "new_string": "b"}, "ok")
+    s.bash("mix test test/accounts_test.exs", "3 tests, 0 failures")
+    data = _learn(run, s.write(tmp_path / "s.jsonl"))
+    failures = {t for _, section, t in _added(data) if section == "learned_from_failures"}
+    # The first failure's window closed when the same command failed differently: no fix is claimed,
+    # and `mix deps.get` (another subcommand) was not taken for its fix.
+    assert "`mix test test/accounts_test.exs`" in failures
+    assert any(t.startswith("`mix test test/accounts_test.exs` -> edited lib/accounts.ex") for t in failures)
+    assert not any("deps.get" in t for t in failures)
+
+
+@dataclass(slots=True)
+class _SaidCall(ToolCall):
+    """A call as a reader that keeps the agent's text and an edit's new lines would give it."""
+
+    said: str = ""
+    excerpt: str = ""
+    output: str = ""
+
+
+def _session(*calls: ToolCall) -> Session:
+    return Session("s-1", "claude-code", Path("s.jsonl"), cwd=CWD, prompts=["Fix it"], calls=list(calls))
+
+
+def test_the_solution_says_what_changed() -> None:
+    session = _session(
+        _SaidCall("1", "Bash", command="npm test", ok=False, error="TypeError: cart.total is not a function"),
+        _SaidCall("2", "Bash", command="npm install", ok=True),
+        _SaidCall("3", "Edit", paths=(f"{CWD}/src/cart.ts",), modifies=(f"{CWD}/src/cart.ts",), ok=True,
+                  said="The cart exports total as a property, not a method. Let me fix the call.",
+                  excerpt="const sum = cart.total;"),  # fmt: skip
+        _SaidCall("4", "Bash", command="npm test", ok=True),
+    )
+    [failure] = [item for item in extract(session, CWD).learnings if item.kind == "failure"]
+    solution = failure.raw["solution"]
+    assert solution.startswith("The cart exports total as a property, not a method.")
+    assert "changed src/cart.ts: `const sum = cart.total;`" in solution
+    assert "npm install" not in solution  # an install is no fix of a test: not the same subcommand... nor an action
+    assert solution_names_action(solution)
+    assert not solution_names_action("edited src/cart.ts") and not solution_names_action("read a.py first")
+
+
+def test_a_failure_hidden_in_exit_0_output_counts() -> None:
+    session = _session(
+        _SaidCall("1", "Bash", command="pytest -q | tail -3", ok=True,
+                  output="FAILED tests/test_a.py::test_x - ValueError: bad\n1 failed, 3 passed"),  # fmt: skip
+        _SaidCall("2", "Edit", paths=(f"{CWD}/a.py",), modifies=(f"{CWD}/a.py",), ok=True, excerpt="return int(x)"),
+        _SaidCall("3", "Bash", command="pytest -q | tail -3", ok=True, output="4 passed"),
+    )
+    extraction = extract(session, CWD)
+    [failure] = [item for item in extraction.learnings if item.kind == "failure"]
+    assert "ValueError: bad" in failure.raw["error"] and "return int(x)" in failure.raw["solution"]
+    assert extraction.failures_seen == 1
+
+
+def test_compaction_summaries_give_failure_fix_pairs() -> None:
+    summary = (
+        "Summary:\n1. Primary Request:\n   Build it\n\n4. Errors and fixes:\n"
+        '   - Error: "The C compiler `/usr/bin/clang` is not able to compile a simple test program"\n'
+        "      - Root cause: System clang doesn't support Xtensa\n"
+        "      - Fix: Don't use `-D IDF_TOOLCHAIN=clang`; use the default GCC with `idf.py reconfigure`\n"
+        "   - Error: Python virtual environment not found when sourcing export.sh\n"
+        "      - Fix: used the activation script activate_idf_v6.0.1.sh instead\n\n"
+        "5. Problem Solving:\n   - Error: not in the section\n      - Fix: ignored\n"
+    )
+    session = _session()
+    session.summaries = [summary]  # type: ignore[attr-defined]
+    failures = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+    assert [f["error"][:30] for f in failures] == ["The C compiler `/usr/bin/clang", "Python virtual environment not"]
+    assert "idf.py reconfigure" in failures[0]["solution"]
+
+
+def test_generic_tool_orders_are_not_learned(project: Path, run: Cli, tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("Find the pricing code")
+    s.tool("Glob", {"pattern": "**/*.py"}, "shop/pricing.py")
+    s.tool("Read", {"file_path": f"{CWD}/shop/pricing.py"}, "def price(): ...")
+    data = _learn(run, s.write(tmp_path / "s.jsonl"))
+    assert not [t for _, section, t in _added(data) if section == "effective_patterns"]
+
+
+# -- one home per lesson ----------------------------------------------------------------------------
+
+
+def test_error_signatures_mask_branches_temp_paths_numbers_hashes_and_durations() -> None:
+    same = [  # fmt: skip
+        ("fatal: The current branch feat/login has no upstream", "fatal: The current branch fix-db has no upstream"),
+        ("ERROR: Not on a feature branch. Current branch: main", "ERROR: Not on a feature branch. Current branch: x/y"),
+        ("command timed out after 10031 milliseconds", "command timed out after 12 ms"),
+        ("error: could not apply fb89908... fix", "error: could not apply 04ef02a... fix"),
+        ("No such file: /tmp/pytest-of-a/pytest-3/x.py", "No such file: /tmp/tmp.BpSznhzbvo/y.py"),
+    ]
+    for first, second in same:
+        assert error_signature(first) == error_signature(second), (first, second)
+    assert error_signature("fatal: not a git repository") != error_signature("fatal: no upstream configured")
+
+
+def _push_session(session_id: str, branch: str, prompt: str, edited: str) -> ClaudeSession:
+    s = ClaudeSession(session_id)
+    s.prompt(prompt)
+    s.tool("Edit", {"file_path": f"{CWD}/{edited}", "old_string": "a", "new_string": "b"}, "ok")
+    hint = f"To push the current branch and set the remote as upstream, use\n\n git push --set-upstream origin {branch}"
+    s.bash("git push", f"fatal: The current branch {branch} has no upstream branch.\n{hint}", exit_code=128)
+    s.bash(f"git push --set-upstream origin {branch}", "branch set up to track")
+    return s
+
+
+def test_the_same_lesson_from_many_sessions_is_one_entry_in_general(project: Path, run: Cli, tmp_path: Path) -> None:
+    sessions = [
+        ("aaaaaaaa-0000-0000-0000-000000000001", "feat/db-index", "Add an index to the orders table", "db/s.sql"),
+        ("bbbbbbbb-0000-0000-0000-000000000002", "fix/api-500", "Fix the 500 from the orders endpoint", "api/o.py"),
+        ("cccccccc-0000-0000-0000-000000000003", "ui-button", "Restyle the checkout button", "components/B.tsx"),
+        ("dddddddd-0000-0000-0000-000000000004", "feat/db-2", "Add a migration for refunds", "migrations/2.sql"),
+    ]
+    for number, (session_id, branch, prompt, edited) in enumerate(sessions):
+        _learn(run, _push_session(session_id, branch, prompt, edited).write(tmp_path / f"{number}.jsonl"))
+    homes = {p.stem: p.read_text() for p in (project / ".expertise").glob("*.yaml") if "upstream" in p.read_text()}
+    assert list(homes) == ["general"]
+    assert homes["general"].count("no upstream") == 1 and "recurrence: 4" in homes["general"]
+    audit = store_audit(Store(find_project(project)))
+    assert audit["entries_in_two_domains"] == 0 and audit["paths_in_two_domains"] == 0
+
+
+def test_a_file_lives_where_its_path_says_and_never_in_two_domains(project: Path, run: Cli, tmp_path: Path) -> None:
+    for number, prompt in enumerate(["Add an index on orders", "Fix the checkout button colour"]):
+        s = ClaudeSession(f"eeeeeeee-0000-0000-0000-00000000000{number}")
+        s.prompt(prompt)
+        s.tool("Edit", {"file_path": f"{CWD}/notes/plan.txt", "old_string": "a", "new_string": "b"}, "ok")
+        s.tool("Edit", {"file_path": f"{CWD}/lib/shop_web/live/cart_live.ex", "old_string": "a", "new_string": "b"},
+               "ok")  # fmt: skip
+        s.tool("Edit", {"file_path": f"{CWD}/priv/repo/migrations/1_add.exs", "old_string": "a", "new_string": "b"},
+               "ok")  # fmt: skip
+        _learn(run, s.write(tmp_path / f"{number}.jsonl"))
+    where = {
+        path: [p.stem for p in (project / ".expertise").glob("*.yaml") if f"path: {path}" in p.read_text()]
+        for path in ("notes/plan.txt", "lib/shop_web/live/cart_live.ex", "priv/repo/migrations/1_add.exs")
+    }
+    assert where == {
+        "notes/plan.txt": ["general"],  # no path signal: general, not the session's domain
+        "lib/shop_web/live/cart_live.ex": ["frontend"],
+        "priv/repo/migrations/1_add.exs": ["database"],
+    }
+
+
+def test_harness_noise_in_a_hand_reviewed_store_is_counted(project: Path, run: Cli) -> None:
+    result = run("add", "api", "failures", "Edit api/x.py", "--error", "File has not been read yet", "--solution", "x")
+    assert result.exit_code == 0, result.output
+    audit = store_audit(Store(find_project(project)))
+    assert audit["failures"] == 1 and audit["harness_noise"] == 1 and audit["with_action"] == 0.0
+    assert harness_noise("fatal: no upstream") is None
+
+
+# -- the real series --------------------------------------------------------------------------------
+
+
+def test_a_real_codex_series_learns_clean(project: Path, run: Cli) -> None:
+    files = sorted(EDOUARD.rglob("*.jsonl")) if EDOUARD.is_dir() else []
+    if not files:
+        pytest.skip("real transcripts not found (../shared)")
+    for path in files:
+        _learn(run, path)
+    audit = store_audit(Store(find_project(project)))
+    assert audit["harness_noise"] == 0 and audit["says_nothing"] == 0
+    assert audit["paths_in_two_domains"] == 0 and audit["entries_in_two_domains"] == 0
+    assert audit["near_duplicates"] <= 0.01
+    text = "".join(p.read_text() for p in (project / ".expertise").glob("*.yaml"))
+    assert "No such file or directory" not in text  # a guessed path is not a lesson
+    assert "Exit code" not in text
