@@ -4,8 +4,10 @@ can be tested on small synthetic data and reused by later benchmarks.
 
 Definitions (each one is what the bench prints; docs/quality.md says the same in prose):
 
-- A session's **failing programs**: ``program_of(command)`` of each shell call that failed and was not
-  interrupted (``git push``, ``npm test``, ``rg``). Tool-protocol failures (Read, Edit) are no program.
+- A session's **failing programs**: the main program (a test or check program wins in a compound
+  command) of each shell call that failed with a lesson in it: not interrupted, not agent-harness noise,
+  not a look-up that found nothing, not an error that says nothing; the learner's own judgement.
+  Tool-protocol failures (Read, Edit) are no program.
 - A session's **edited files**: the paths its successful calls wrote, relative to the session's cwd;
   files outside it are left out, as the learner leaves them out.
 - Text **names a program** when one of its code spans runs that program (`` `cd web && npm run test` ``
@@ -21,6 +23,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from expertise_kit.learning.extract import _lookup_miss as lookup_miss
+from expertise_kit.learning.extract import _unescape as unescape
+from expertise_kit.learning.extract import main_program, pick_error
+from expertise_kit.learning.quality import harness_noise as learner_noise
+from expertise_kit.learning.redact import redact
 from expertise_kit.learning.transcripts.model import Session
 from expertise_kit.learning.transcripts.shell import program_of
 
@@ -72,11 +79,18 @@ _PROGRAM_SHAPE = re.compile(r"[\w.+@-]{1,40}(?: (?:-m )?[\w.:+-]{1,40})?")
 
 
 def failing_programs(session: Session) -> set[str]:
+    """Programs whose failure is a lesson about the project: not an agent-harness error, not a look-up
+    that found nothing (``rg``/``cat`` on a guessed path), not an error that says nothing. The same
+    judgement the learner applies, so recall is measured on what could have been learned."""
     found: set[str] = set()
     for call in session.calls:
         if call.ok is not False or call.interrupted or not call.command:
             continue
-        program = program_of(call.command)
+        output = redact(unescape(call.error or ""))
+        error = pick_error(output)
+        if learner_noise(output) or not error or lookup_miss(call, error):
+            continue
+        program = main_program(call.command)
         if program and _PROGRAM_SHAPE.fullmatch(program):
             found.add(program)
     return found

@@ -38,6 +38,8 @@ def _session(*calls: ToolCall, cwd: str = CWD) -> Session:
 
 
 def _shell(command: str, ok: bool | None, **more: Any) -> ToolCall:
+    if ok is False:
+        more.setdefault("error", f"error: {command.split()[0]} broke in a way worth learning")
     return ToolCall(call_id=command, name="Bash", command=command, ok=ok, **more)
 
 
@@ -53,6 +55,8 @@ def test_failing_programs_are_shell_programs_that_failed_for_real() -> None:
         _shell("cargo build", None),  # no result recorded
         ToolCall(call_id="r", name="Read", paths=("/x",), ok=False),  # a tool-protocol error, no program
         _shell("'# Default owners\\n* @someone\\n'", False),  # a heredoc body taken for a command
+        _shell("rg -n total shop/", False, error="exit code 1"),  # a search that found nothing: no lesson
+        _shell("cat shop/missing.py", False, error="cat: shop/missing.py: No such file or directory"),
     )
     assert failing_programs(session) == {"npm test", "git push"}
 
