@@ -14,5 +14,5 @@ def test_demo_runs_end_to_end() -> None:
     assert "expertise: set up .expertise/ with 7 domains" in done.stdout  # history shows the commits
     assert "Expertise-Change: " in done.stdout
     assert "testing: learned" in done.stdout  # the bundled sample session was learned from
-    assert "-> edited shop/pricing.py" in done.stdout  # the failing test and what fixed it
+    assert "-> changed shop/pricing.py" in done.stdout  # the failing test and what fixed it
     assert "## Project expertise: for this task" in done.stdout  # rendered for a task

@@ -152,16 +152,14 @@ def test_mix_test_is_not_fixed_by_mix_deps_get(project: Path, run: Cli, tmp_path
     # The first failure's window closed when the same command failed differently: no fix is claimed,
     # and `mix deps.get` (another subcommand) was not taken for its fix.
     assert "`mix test test/accounts_test.exs`" in failures
-    assert any(t.startswith("`mix test test/accounts_test.exs` -> edited lib/accounts.ex") for t in failures)
+    assert any(t.startswith("`mix test test/accounts_test.exs` -> changed lib/accounts.ex") for t in failures)
     assert not any("deps.get" in t for t in failures)
 
 
 @dataclass(slots=True)
 class _SaidCall(ToolCall):
-    """A call as a reader that keeps the agent's text and an edit's new lines would give it."""
+    """A call as a reader that also keeps a passing command's output would give it."""
 
-    said: str = ""
-    excerpt: str = ""
     output: str = ""
 
 

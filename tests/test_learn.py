@@ -115,7 +115,7 @@ def test_sample_session_learns_failures_fixes_files_patterns_and_technique(
     assert "Edit shop/pricing.py" not in texts
     rejected = [r for d in data["domains"].values() for r in d["rejected"] if r["kind"] == "failure"]
     assert any("File has not been read yet" in r["text"] and "harness noise" in r["reason"] for r in rejected)
-    assert "`python -m pytest tests/test_checkout.py -q` -> edited shop/pricing.py" in texts
+    assert "`python -m pytest tests/test_checkout.py -q` -> changed shop/pricing.py" in texts
     assert {"shop/pricing.py", "shop/checkout.py", "shop/money.py"} <= {t for _, s, t in added if s == "core_files"}
     assert data["sessions"][0]["deleted_files"] == ["shop/util.py"]  # the source of the `git mv`
     assert any(s == "effective_patterns" and t.startswith("Run `python -m pytest` after editing") for _, s, t in added)
@@ -136,7 +136,7 @@ def test_codex_rollout(project: Path, run: Cli, tmp_path: Path) -> None:
     assert session["failures"] == 1 and session["task"] == "Add a migration for the orders table"
     database = data["domains"]["database"]["added"]
     failure = next(e for e in database if e["section"] == "learned_from_failures")
-    assert failure["text"].startswith("`alembic upgrade head` -> edited migrations/versions/0002_orders.py")
+    assert failure["text"].startswith("`alembic upgrade head` -> changed migrations/versions/0002_orders.py")
 
 
 def test_generic_log(project: Path, run: Cli, tmp_path: Path) -> None:

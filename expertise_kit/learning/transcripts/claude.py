@@ -19,6 +19,7 @@ from expertise_kit.learning.transcripts.lines import LineReport, json_lines
 from expertise_kit.learning.transcripts.model import (
     MAX_ERROR_CHARS,
     MAX_PROMPT_CHARS,
+    MAX_SAID_CHARS,
     MAX_SUMMARY_CHARS,
     Session,
     ToolCall,
@@ -105,6 +106,7 @@ class _Reader:
     """
 
     def __init__(self) -> None:
+        self.said = ""  # the agent's latest words, for the next tool call it makes
         self.index: dict[str, int] = {}
         self.recent: deque[str] = deque()
         self.parent = array("l")
@@ -184,12 +186,14 @@ class _Reader:
                     continue
                 if block.get("type") == "tool_use":
                     call = _call_from(block, thread_hint or "", stamp)
+                    call.said, self.said = self.said, ""
                     self.waiting[call.call_id] = call
                     self.calls_at.setdefault(position, []).append(call)
                     if self.flags[position] & _CONTINUES:
                         self.same_message[position] = self.message_start
                 elif block.get("type") == "text" and str(block.get("text", "")).strip():
                     self.flags[position] |= _ANSWER
+                    self.said = " ".join(str(block["text"]).split())[:MAX_SAID_CHARS]
 
     def _user_text(self, position: int, text: str, record: dict[str, Any]) -> None:
         if record.get("isCompactSummary") or is_compaction_summary(text):

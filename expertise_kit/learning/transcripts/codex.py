@@ -19,6 +19,7 @@ import orjson
 from expertise_kit.learning.transcripts.lines import LineReport, json_lines
 from expertise_kit.learning.transcripts.model import (
     MAX_ERROR_CHARS,
+    MAX_SAID_CHARS,
     MAX_SUMMARY_CHARS,
     Session,
     ToolCall,
@@ -105,6 +106,7 @@ def _result(call: ToolCall, raw: Any) -> None:
 
 class _Codex:
     def __init__(self, path: Path) -> None:
+        self.said = ""  # the agent's latest words, for its next call
         self.session = Session(id=path.stem.removeprefix("rollout-"), format="codex", source=path, files_read=[path])
         self.calls: dict[str, ToolCall] = {}
         self.user_messages: list[str] = []
@@ -153,10 +155,17 @@ class _Codex:
                 if task:
                     self.user_messages.append(task)
                     self.aborted = False
+            elif item.get("role") == "assistant":
+                words = " ".join(
+                    str(part.get("text", "")) for part in item.get("content") or [] if isinstance(part, dict)
+                ).split()
+                if words:
+                    self.said = " ".join(words)[:MAX_SAID_CHARS]
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             name = str(item.get("name") or ("local_shell" if kind == "local_shell_call" else "?"))
             arguments = _arguments(item.get("arguments", item.get("input", item.get("action"))))
-            call = ToolCall(call_id=call_id, name=name, timestamp=stamp)
+            call = ToolCall(call_id=call_id, name=name, timestamp=stamp, said=self.said)
+            self.said = ""
             if name == "apply_patch":
                 patch = arguments.get("input") or arguments.get("patch") or ""
                 set_patch(call, patch if isinstance(patch, str) else "")

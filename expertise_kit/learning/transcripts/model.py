@@ -7,7 +7,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+MAX_SAID_CHARS = 300
+MAX_EXCERPT_CHARS = 240
+
 __all__ = [
+    "MAX_SAID_CHARS",
+    "MAX_EXCERPT_CHARS",
     "ToolCall",
     "Session",
     "MAX_ERROR_CHARS",
@@ -45,6 +50,8 @@ class ToolCall:
     interrupted: bool = False  # the user stopped it or refused permission: not a lesson about the code
     thread: str = "main"
     timestamp: str = ""
+    said: str = ""  # what the agent wrote just before this call (its reasoning about a failure, often)
+    excerpt: str = ""  # an edit's new lines, a short head of them: what the change was
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from expertise_kit.learning.transcripts.model import MAX_COMMAND_CHARS, ToolCall
+from expertise_kit.learning.transcripts.model import MAX_COMMAND_CHARS, MAX_EXCERPT_CHARS, ToolCall
 from expertise_kit.learning.transcripts.shell import file_effects
 
 __all__ = ["tool_call", "patch_files", "set_command", "set_patch"]
@@ -34,6 +34,7 @@ def tool_call(call_id: str, name: str, params: Any, thread: str, timestamp: str)
     call = ToolCall(call_id=call_id, name=name, thread=thread, timestamp=timestamp)
     if name in _MODIFYING and isinstance(params.get(_MODIFYING[name]), str):
         call.paths = call.modifies = (params[_MODIFYING[name]],)
+        call.excerpt = _new_text(params)
     elif name in _READING and isinstance(params.get(_READING[name]), str):
         call.paths = (params[_READING[name]],)
     elif name == "Bash" and isinstance(params.get("command"), str):
@@ -59,3 +60,19 @@ def set_patch(call: ToolCall, patch: str) -> None:
     modified, deleted = patch_files(patch)
     call.modifies, call.deletes = tuple(modified), tuple(deleted)
     call.paths = (*call.modifies, *call.deletes)
+    added = [line[1:].strip() for line in patch.splitlines()[:400] if line.startswith("+") and line[1:].strip()]
+    call.excerpt = " ".join(added)[:MAX_EXCERPT_CHARS]
+
+
+def _new_text(params: dict[str, Any]) -> str:
+    """The new lines an Edit, MultiEdit, NotebookEdit or Write puts in, flattened and cut short."""
+    pieces: list[str] = []
+    for key in ("new_string", "new_source", "content"):
+        if isinstance(params.get(key), str):
+            pieces.append(params[key][: MAX_EXCERPT_CHARS * 2])
+    edits = params.get("edits")
+    if isinstance(edits, list):
+        for edit in edits[:4]:
+            if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
+                pieces.append(edit["new_string"][:MAX_EXCERPT_CHARS])
+    return " ".join(" ".join(pieces).split())[:MAX_EXCERPT_CHARS]
