@@ -155,7 +155,7 @@ def _emit(agent: str, event: str, text: str) -> None:
 
 def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     """Print the expertise for this prompt; return a note for stderr, if there is one."""
-    from expertise_kit.fast.cache import read_index, signature, stale_domains
+    from expertise_kit.fast.cache import changed_domains, read_index, signature
     from expertise_kit.fast.render import MAX_TASK_CHARS, MAX_TASK_FILES
 
     cwd = str(payload.get("cwd") or os.getcwd())
@@ -182,7 +182,7 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     routing = _choose_domains(cache, task, files) if task or files else []
     # Every domain is searched: knowledge about a file may be filed under another domain.
     domains = list((cache.get("config") or {}).get("domains") or {})
-    stale = stale_domains(expertise_dir, cache, domains)
+    stale = changed_domains(expertise_dir, cache, domains)
     now, later = [], []
     for name in stale:
         size = _size(signature(os.path.join(expertise_dir, f"{name}.yaml")))
@@ -193,7 +193,7 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
             later.append(name)
     if now:
         cache = _refresh(expertise_dir, now)
-        stale = stale_domains(expertise_dir, cache, domains)  # the rest load from disk; a racing edit stays out
+        stale = changed_domains(expertise_dir, cache, domains)  # a racing edit stays out
     note = None
     if later:
         _start_background_rebuild(expertise_dir, later)
@@ -215,6 +215,12 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     return note
 
 
+def _file_signature(expertise_dir: str, name: str) -> list[int] | None:
+    from expertise_kit.fast.cache import signature
+
+    return signature(os.path.join(expertise_dir, f"{name}.yaml"))
+
+
 def _select(
     expertise_dir: str,
     cache: dict[str, Any],
@@ -226,8 +232,22 @@ def _select(
 ) -> str:
     """Session start: the essentials. A prompt: what is relevant to it, or the essentials if nothing is and
     the session has had nothing yet. Either way, only entries this session was not given before."""
+    from expertise_kit.fast.cache import load_words, stale_domains
     from expertise_kit.fast.retrieve import essentials, for_prompt
     from expertise_kit.fast.session import injected, remember, session_key
+
+    def load(names: list[str]) -> list[str]:
+        """Read these domains' entries; a domain whose cache file is unreadable is rebuilt now if its YAML
+        is small enough, and otherwise left out (returned)."""
+        missing = stale_domains(expertise_dir, cache, names)
+        small = [n for n in missing if _size(_file_signature(expertise_dir, n)) <= SYNC_REBUILD_BYTES]
+        if small:
+            rebuilt = _refresh(expertise_dir, small)
+            for name in small:
+                if "entries" in (rebuilt["domains"].get(name) or {}):
+                    # In place: the caller holds this domain's summary already.
+                    cache["domains"].setdefault(name, {}).update(rebuilt["domains"][name])
+        return [n for n in missing if "entries" not in (cache["domains"].get(n) or {})]
 
     key = session_key(payload)
     given = injected(expertise_dir, key)
@@ -235,9 +255,19 @@ def _select(
     now = time.time()
     result = None
     if task.strip() or files:
-        result = for_prompt(cache, domains, task=task, files=files, routing=routing, exclude=exclude, now=now)
+        # The task's domains (the classifier's routing): reading every domain's entries on every prompt
+        # costs ~0.7 ms a domain at the cap, past the hook's budget. `expertise render` searches them all.
+        searched = [d for d in routing if d in domains] or domains
+        missing = load_words(expertise_dir, cache, searched)
+        if missing:
+            load(missing)  # an unreadable cache file: rebuilt now when small, else left out
+        searched = [d for d in searched if "postings" in (cache["domains"].get(d) or {})]
+        result = for_prompt(
+            cache, searched, task=task, files=files, routing=routing, exclude=exclude, now=now, load=load
+        )
     if result is None or (not result.text and not given):
-        result = essentials(cache, domains, exclude=exclude, now=now)
+        readable = [d for d in domains if d not in set(load(domains))]
+        result = essentials(cache, readable, exclude=exclude, now=now)
     remember(expertise_dir, key, given, result.included)
     return result.text
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import git
+from conftest import Cli, git
 
 CALL = 'import expertise_kit.hook as h; h.main(["pre", "--agent", "claude-code"])'
 
@@ -38,15 +38,17 @@ def _store(project: Path) -> None:
         "core_files:\n"
         "  - {path: shop/checkout.py, source: learned, recurrence: 7}\n"
         "  - {path: shop/pricing.py, source: learned, recurrence: 5}\n"
+        "patterns:\n"
+        f"  - {_learned('shop/payments.py retries must send the idempotency key header')}\n"
+        f"  - {_learned('Refunds go through shop/payments.py refund(), never the gateway directly', stale='true')}\n"
+        f"  - {_learned('The payments sandbox rejects amounts over 10000 cents', last_seen='2026-03-01T00:00:00Z')}\n"
     )
     unrelated = "".join(f"  - {_learned(f'Frontend note {n} about the {w} widget layout')}\n"
                         for n, w in enumerate(["carousel", "sidebar", "modal", "tooltip", "navbar"] * 10))  # fmt: skip
     (expertise / "frontend.yaml").write_text("domain: frontend\npatterns:\n" + unrelated)
     (expertise / "api.yaml").write_text(
         "domain: api\npatterns:\n"
-        f"  - {_learned('shop/payments.py retries must send the idempotency key header')}\n"
-        f"  - {_learned('Refunds go through shop/payments.py refund(), never the gateway directly', stale='true')}\n"
-        f"  - {_learned('The payments sandbox rejects amounts over 10000 cents', last_seen='2026-03-01T00:00:00Z')}\n"
+        f"  - {_learned('Webhook handlers for shop/payments.py verify the Stripe signature')}\n"
     )
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "a store")
@@ -89,13 +91,24 @@ def test_an_uninformative_first_prompt_still_gets_the_essentials(project: Path) 
     assert "git push --set-upstream" in text
 
 
-def test_a_relevant_entry_filed_under_another_domain_is_found(project: Path) -> None:
+def test_relevant_entries_above_the_floor_and_nothing_else(project: Path) -> None:
     _store(project)
     _start(project)
     text = _prompt(project, "make the retry in shop/payments.py safe against double charges")
-    assert "idempotency key header" in text  # filed under api; the prompt names the file
+    assert "idempotency key header" in text  # the prompt names the file and its words
     assert "Frontend note" not in text  # below the floor: the whole frontend domain is not dumped
     assert len(text) <= 2000
+
+
+def test_render_searches_every_domain(project: Path, run: Cli) -> None:
+    """`expertise render` ranks the entries of every domain; knowledge filed under api is found for a task
+    the classifier routes elsewhere. (The hook searches the task's domains: reading all of them on every
+    prompt would cost more than its budget.)"""
+    _store(project)
+    task = "verify the stripe webhook signature in shop/payments.py"
+    data = json.loads(run("render", "--task", task, "--json").stdout)
+    assert "Stripe signature" in data["text"]
+    assert "Frontend note" not in data["text"]
 
 
 def test_each_entry_reaches_a_session_once(project: Path) -> None:

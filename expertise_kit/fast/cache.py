@@ -41,7 +41,7 @@ __all__ = [
     "signatures_for",
 ]
 
-CACHE_VERSION = 7
+CACHE_VERSION = 9
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 
@@ -184,15 +184,63 @@ def stale_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list
             continue  # not a configured domain: nothing to render
         current = signature(os.path.join(expertise_dir, f"{name}.yaml"))
         if current is None:
-            data["domains"][name] = {"overview": "", "entries": [], "postings": {}}
+            data["domains"][name] = _EMPTY()
             continue
         detail = _load(domain_cache_path(expertise_dir, name)) if recorded.get(f"{name}.yaml") == current else None
         if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
             stale.append(name)
             continue
         summary["entries"] = detail.get("entries") or []
-        summary["postings"] = detail.get("postings") or {}
+        if "postings" not in summary and not _read_words(expertise_dir, name, current, summary):
+            stale.append(name)
     return stale
+
+
+def _read_words(expertise_dir: str | Path, name: str, current: list[int], summary: dict[str, Any]) -> bool:
+    words = _load(domain_cache_path(expertise_dir, name) + ".words")
+    if not isinstance(words, dict) or words.get("signature") != current:
+        return False
+    for key in ("postings", "lengths", "paths"):
+        summary[key] = words.get(key) or ({} if key == "postings" else [])
+    return True
+
+
+def load_words(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
+    """Read what ranking needs for ``domains`` (postings, word counts, paths); return those that could not
+    be read and must be rebuilt."""
+    unreadable = []
+    for name in domains:
+        summary = data["domains"].get(name)
+        if not isinstance(summary, dict) or "postings" in summary:
+            continue
+        current = signature(os.path.join(expertise_dir, f"{name}.yaml"))
+        if current is None or not _read_words(expertise_dir, name, current, summary):
+            unreadable.append(name)
+    return unreadable
+
+
+def _EMPTY() -> dict[str, Any]:  # noqa: N802 - a constructor, read as a value
+    return {"overview": "", "entries": [], "postings": {}, "lengths": [], "paths": []}
+
+
+def changed_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
+    """The domains of ``domains`` whose file changed since the index was written (they must be rebuilt),
+    found by stat alone: the index vouches for the rest, whose entries are read only when needed. A
+    domain whose file is missing (or not a regular file) renders nothing and is not changed."""
+    recorded = data["files"]
+    changed = []
+    for name in domains:
+        summary = data["domains"].get(name)
+        if isinstance(summary, dict) and "entries" in summary:
+            continue  # built in this process
+        if name not in (data["config"].get("domains") or {}):
+            continue
+        current = signature(os.path.join(expertise_dir, f"{name}.yaml"))
+        if current is None:
+            data["domains"][name] = _EMPTY()
+        elif recorded.get(f"{name}.yaml") != current or not isinstance(summary, dict):
+            changed.append(name)
+    return changed
 
 
 def load_entries(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> bool:

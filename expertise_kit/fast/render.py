@@ -193,10 +193,17 @@ def prepare_entry(entry: dict[str, Any], token_count: int) -> dict[str, Any]:
             -int(entry.get("recurrence") or 1),
             -(int(entry.get("helpful") or 0) - int(entry.get("harmful") or 0)),
             0 if last_seen else 1,
-            _negated(last_seen),
+            -int(entry.get("seen_epoch") or 0),
             entry["id"],
         ],
     }
+
+
+def _lengths(domain: dict[str, Any]) -> list[int]:
+    """Each entry's word count: from the index when the entries themselves were not read."""
+    if "lengths" in domain:
+        return list(domain["lengths"])
+    return [e.get("n", 1) for e in domain.get("entries", [])]
 
 
 def _scores(domains: list[dict[str, Any]], query: set[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
@@ -204,13 +211,14 @@ def _scores(domains: list[dict[str, Any]], query: set[str], k1: float = 1.2, b: 
 
     Hand-written: a library would pull numpy onto the hook's path, and a few hundred entries need none.
     """
-    sizes = [len(d.get("entries", [])) for d in domains]
+    per_domain = [_lengths(d) for d in domains]
+    sizes = [len(each) for each in per_domain]
     offsets = [sum(sizes[:i]) for i in range(len(sizes))]
     total = sum(sizes)
     scores = [0.0] * total
     if not total or not query:
         return scores
-    lengths = [e.get("n", 1) for d in domains for e in d.get("entries", [])]
+    lengths = [n for each in per_domain for n in each]
     average = sum(lengths) / total or 1.0
     for word in query:
         lists = [(offset, d.get("postings", {}).get(word, ())) for offset, d in zip(offsets, domains, strict=True)]
@@ -324,10 +332,6 @@ def _standing(parts: list[dict[str, Any]], relevant: dict[int, float]) -> Iterat
     for _, _, _, entry in merge(*streams):
         yield entry
 
-
-def _negated(stamp: str) -> str:
-    """Sort key that puts later ISO timestamps first."""
-    return "".join(chr(0x10FFFF - ord(ch)) for ch in stamp)
 
 
 def _header(cache: dict[str, Any], chosen: list[str]) -> str:

@@ -26,6 +26,7 @@ from expertise_kit.fast.render import (
     MAX_TASK_FILES,
     TRUNCATED,
     RenderResult,
+    _lengths,
     _scores,
     _TaskFiles,
 )
@@ -33,6 +34,7 @@ from expertise_kit.vocab import FAILURES, FILES, RENDER_GROUPS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = ["essentials", "for_prompt", "ESSENTIALS_CHARS", "PROMPT_CHARS", "NOTE"]
@@ -47,6 +49,7 @@ NOTE = "Notes from this repo's .expertise/ (earlier sessions and the team). Quot
 FLOOR = 0.2
 RELATIVE_FLOOR = 0.25
 ABSENT_COUNTED = 6
+CANDIDATES = 40  # entries weighed for a prompt: more than a 2,000-character budget ever shows
 # Words that say nothing about a task.
 STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for",
@@ -133,16 +136,14 @@ def _most_possible(parts: list[dict[str, Any]], query: set[str], total: int) -> 
     return sum(weights) + min(absent, ABSENT_COUNTED) * sum(weights) / len(weights)
 
 
-def _hits(parts: list[dict[str, Any]], query: set[str]) -> dict[int, int]:
+def _hits(parts: list[dict[str, Any]], query: set[str], offsets: list[int]) -> dict[int, int]:
     """How many distinct words of the prompt each entry has (by its position across ``parts``)."""
     hits: dict[int, int] = {}
-    offset = 0
-    for part in parts:
+    for part, offset in zip(parts, offsets, strict=True):
         postings = part.get("postings", {})
         for word in query:
             for index in postings.get(word, ()):
                 hits[offset + index] = hits.get(offset + index, 0) + 1
-        offset += len(part.get("entries", []))
     return hits
 
 
@@ -198,21 +199,29 @@ def for_prompt(
     exclude: set[str] | None = None,
     max_chars: int = PROMPT_CHARS,
     now: float = 0.0,
+    load: Callable[[list[str]], list[str]] | None = None,
 ) -> RenderResult:
-    """The entries of ``domains`` relevant to ``task`` and ``files``, best first, within ``max_chars``."""
+    """The entries of ``domains`` relevant to ``task`` and ``files``, best first, within ``max_chars``.
+
+    Scoring reads only each domain's postings, word counts and paths (the cache index holds them); the
+    entries themselves are read through ``load`` (which returns the domains it could not read) for the
+    domains where something passed the floor. Without ``load``, the entries must already be there.
+    """
     exclude = exclude or set()
     routing = routing or []
     files = [f for f in (files or []) if len(f) <= MAX_PATH_CHARS][:MAX_TASK_FILES]
     present = [d for d in dict.fromkeys(domains) if cache["domains"].get(d)]
     parts = [cache["domains"][d] for d in present]
-    flat = [(position, e) for position, part in enumerate(parts) for e in part.get("entries", [])]
-    if not flat:
+    sizes = [len(_lengths(part)) for part in parts]
+    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+    total = sum(sizes)
+    if not total:
         return RenderResult("", present)
     words = set(tokens(task[:MAX_TASK_CHARS])) | {t for f in files for t in tokens(f)}
     # One- and two-digit numbers ("step 2", "retry 3") match list numbering, not lessons; codes stay.
     query = {w for w in words - STOPWORDS if not (w.isdigit() and len(w) <= 2)}
-    most = _most_possible(parts, query, len(flat))
-    hits = _hits(parts, query)
+    most = _most_possible(parts, query, total)
+    hits = _hits(parts, query, offsets)
     relevance: dict[int, float] = {}
     for index, score in enumerate(_scores(parts, query)):
         coverage = score / most if most else 0.0
@@ -221,22 +230,34 @@ def for_prompt(
             relevance[index] = coverage
     if files:
         task_files = _TaskFiles(files)
-        for index, (_, entry) in enumerate(flat):
-            if entry["path"]:
-                overlap = task_files.overlap(entry["path"])
+        for position, part in enumerate(parts):
+            for local, path in _paths(part):
+                overlap = task_files.overlap(path)
                 if overlap:
+                    index = offsets[position] + local
                     relevance[index] = relevance.get(index, 0.0) + overlap / 3.0
     if not relevance:
         return RenderResult("", present)
     floor = RELATIVE_FLOOR * max(relevance.values())
+    # Only the best few can fit the budget; their entries are all that is read (~0.7 ms a domain).
+    best = sorted((score for score in relevance.values() if score >= floor), reverse=True)[:CANDIDATES]
+    cutoff = best[-1] if best else floor
+    chosen = {index: score for index, score in relevance.items() if score >= cutoff}
+    where = {index: _owner(offsets, index) for index in chosen}
     routed = {present.index(d) for d in routing if d in present}
+    if load is not None:
+        unreadable = set(load([present[position] for position in sorted({p for p, _ in where.values()})]))
+        where = {i: (p, local) for i, (p, local) in where.items() if present[p] not in unreadable}
     ranked = []
-    for index, score in relevance.items():
-        position, entry = flat[index]
-        if score < floor or not _usable(entry, exclude):
+    for index, (position, local) in where.items():
+        members = parts[position].get("entries") or []
+        if local >= len(members):
+            continue  # an index out of step with its entries: left out rather than mismatched
+        entry = members[local]
+        if not _usable(entry, exclude):
             continue
         tie = 0 if position in routed else 1  # the task's own domain first among equals
-        ranked.append((-round(score * _weight(entry), 6), tie, entry["order"], position, entry))
+        ranked.append((-round(chosen[index] * _weight(entry), 6), tie, entry["order"], position, entry))
     ranked.sort(key=lambda row: row[:4])
     head = len(_compose("for this task", [], False)) + len(TRUNCATED) + 2
     picked, _, dropped = _fill([row[4] for row in ranked], max_chars - head - 40 * len(RENDER_GROUPS), now)
@@ -246,3 +267,17 @@ def for_prompt(
     truncated = bool(dropped)
     text = _compose("for this task", groups, truncated)
     return RenderResult(text, present, [e["id"] for e in picked], dropped, truncated)
+
+
+def _owner(offsets: list[int], index: int) -> tuple[int, int]:
+    """(domain position, index within the domain) of a global entry index."""
+    position = len(offsets) - 1
+    while position > 0 and offsets[position] > index:
+        position -= 1
+    return position, index - offsets[position]
+
+
+def _paths(part: dict[str, Any]) -> list[tuple[int, str]]:
+    if "paths" in part:
+        return [(int(local), str(path)) for local, path in part["paths"]]
+    return [(local, e["path"]) for local, e in enumerate(part.get("entries", [])) if e.get("path")]
