@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing and dataclasses cost milliseconds on every promp
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "Quiet", "find_expertise"]
 
 MAX_STDIN = 4 << 20
 # The most YAML the hook parses before answering: about half a second of ruamel and pydantic on a busy
@@ -48,7 +48,7 @@ def _mentioned_files(prompt: str, limit: int = 32, longest: int = 1000) -> list[
 
 
 
-def _find_expertise(start: str) -> str | None:
+def find_expertise(start: str) -> str | None:
     directory = os.path.realpath(start)
     while True:
         candidate = os.path.join(directory, ".expertise")
@@ -159,25 +159,25 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     from expertise_kit.fast.render import MAX_TASK_CHARS, MAX_TASK_FILES
 
     cwd = str(payload.get("cwd") or os.getcwd())
-    expertise_dir = _find_expertise(cwd)
+    expertise_dir = find_expertise(cwd)
     if expertise_dir is None:
         return None  # not an expertise project: stay silent
     raw_prompt = payload.get("prompt") or payload.get("user_prompt") or ""
     if not isinstance(raw_prompt, str):
-        raise _Quiet("the hook input's prompt is not text; nothing was injected")
+        raise Quiet("the hook input's prompt is not text; nothing was injected")
     prompt = raw_prompt
     task = prompt[:MAX_TASK_CHARS]  # bounded work, however long the prompt
     files = _mentioned_files(task, MAX_TASK_FILES)
     config_path = os.path.join(expertise_dir, "config.yaml")
     config_signature = signature(config_path)
     if config_signature is None and os.path.lexists(config_path):
-        raise _Quiet(f"{config_path} is not a regular file; no expertise was injected")
+        raise Quiet(f"{config_path} is not a regular file; no expertise was injected")
     cache = read_index(expertise_dir)
     spent = _size(config_signature)  # YAML parsed here before the agent gets its answer: any rebuild reads config
     if cache is None or cache["files"].get("config.yaml") != config_signature:
         if spent > SYNC_REBUILD_BYTES:
             _start_background_rebuild(expertise_dir, [])
-            raise _Quiet("config.yaml is large; the cache is being rebuilt in the background")
+            raise Quiet("config.yaml is large; the cache is being rebuilt in the background")
         cache = _refresh(expertise_dir, [])
     routing = _choose_domains(cache, task, files) if task or files else []
     # Every domain is searched: knowledge about a file may be filed under another domain.
@@ -221,6 +221,17 @@ def _file_signature(expertise_dir: str, name: str) -> list[int] | None:
     return signature(os.path.join(expertise_dir, f"{name}.yaml"))
 
 
+def _session_key(payload: dict[str, Any]) -> str | None:
+    """The agent's session id from its hook input, if it is one we can use as a file name."""
+    for field in ("session_id", "sessionId", "conversation_id"):
+        value = payload.get(field)
+        if isinstance(value, str) and 0 < len(value) <= 128 and value.strip(".") and all(
+            ch.isascii() and (ch.isalnum() or ch in "-_.") for ch in value
+        ):
+            return value
+    return None
+
+
 def _select(
     expertise_dir: str,
     cache: dict[str, Any],
@@ -234,7 +245,6 @@ def _select(
     the session has had nothing yet. Either way, only entries this session was not given before."""
     from expertise_kit.fast.cache import load_words, stale_domains
     from expertise_kit.fast.retrieve import essentials, for_prompt
-    from expertise_kit.fast.session import injected, remember, session_key
 
     def load(names: list[str]) -> list[str]:
         """Read these domains' entries; a domain whose cache file is unreadable is rebuilt now if its YAML
@@ -249,8 +259,10 @@ def _select(
                     cache["domains"].setdefault(name, {}).update(rebuilt["domains"][name])
         return [n for n in missing if "entries" not in (cache["domains"].get(n) or {})]
 
-    key = session_key(payload)
-    given = injected(expertise_dir, key)
+    key = _session_key(payload)
+    if key is not None:  # the session's state, read and written only when the agent names its session
+        from expertise_kit.fast.session import injected, remember
+    given = injected(expertise_dir, key) if key is not None else []
     exclude = set(given)
     now = time.time()
     result = None
@@ -268,46 +280,12 @@ def _select(
     if result is None or (not result.text and not given):
         readable = [d for d in domains if d not in set(load(domains))]
         result = essentials(cache, readable, exclude=exclude, now=now)
-    remember(expertise_dir, key, given, result.included)
+    if key is not None:
+        remember(expertise_dir, key, given, result.included)
     return result.text
 
 
-def _wait_for_flush(path: str, settle: float = 1.0, limit: float = 6.0, step: float = 0.1) -> None:
-    """Agents write the last records a moment after the hook fires: wait until the file's size has held
-    still for ``settle`` seconds (at most ``limit`` seconds in all)."""
-    deadline = time.monotonic() + limit
-    last, still_since = -2, time.monotonic()
-    while time.monotonic() < deadline:
-        size = os.path.getsize(path) if os.path.exists(path) else -1
-        if size != last:
-            last, still_since = size, time.monotonic()
-        elif size >= 0 and time.monotonic() - still_since >= settle:
-            return
-        time.sleep(step)
-
-
-def post_session(agent: str, payload: dict[str, Any]) -> str | None:
-    transcript = payload.get("transcript_path")
-    if not transcript:
-        raise _Quiet("no transcript_path in the hook input; nothing to learn")
-    cwd = str(payload.get("cwd") or os.getcwd())
-    if _find_expertise(cwd) is None:
-        return None
-    path = os.path.expanduser(str(transcript))
-    _wait_for_flush(path)
-    from pathlib import Path
-
-    from expertise_kit.learning.learn import learn_from
-    from expertise_kit.project import find_project
-    from expertise_kit.store import Store
-
-    report = learn_from(Store(find_project(Path(cwd))), [Path(path)])
-    added = sum(len(m.added) for m in report.domains.values())
-    seen = sum(len(m.updated) for m in report.domains.values())
-    return f"learned {added} new, {seen} seen again from {os.path.basename(path)}"
-
-
-class _Quiet(Exception):
+class Quiet(Exception):
     """A reason to do nothing, said on stderr."""
 
 
@@ -319,7 +297,7 @@ def _read_stdin() -> str:
     binary = getattr(stream, "buffer", None)
     raw = binary.read(MAX_STDIN + 1) if binary is not None else stream.read(MAX_STDIN + 1).encode("utf-8", "replace")
     if len(raw) > MAX_STDIN:
-        raise _Quiet("hook input is over 4 MiB; ignored")
+        raise Quiet("hook input is over 4 MiB; ignored")
     return str(raw.decode("utf-8", "replace"))
 
 
@@ -356,17 +334,22 @@ def main(argv: list[str] | None = None) -> int:
         mode = args[0] if args else ""
         agent = args[args.index("--agent") + 1] if "--agent" in args else "claude-code"
         if mode not in ("pre", "post") or agent not in agent_names():
-            raise _Quiet(f"usage: python -m expertise_kit.hook pre|post --agent {'|'.join(agent_names())}")
+            raise Quiet(f"usage: python -m expertise_kit.hook pre|post --agent {'|'.join(agent_names())}")
         raw = _read_stdin()
         from expertise_kit.fast.fastjson import loads
 
         try:
             payload = loads(raw) if raw.strip() else {}
         except ValueError:
-            raise _Quiet("hook input is not JSON; ignored") from None
+            raise Quiet("hook input is not JSON; ignored") from None
         if not isinstance(payload, dict):
-            raise _Quiet("hook input is not a JSON object")
-        note = (pre_task if mode == "pre" else post_session)(agent, payload)
+            raise Quiet("hook input is not a JSON object")
+        if mode == "pre":
+            note = pre_task(agent, payload)
+        else:  # in a module of its own: the pre-task hook, run on every prompt, doesn't load it
+            from expertise_kit.learning.session_end import post_session
+
+            note = post_session(agent, payload)
         sys.stdout.flush()  # here, not at exit: a full disk or a closed pipe is ours to handle
     except BaseException as exc:  # noqa: BLE001 - the agent must never see us fail
         _settle(sys.stdout)

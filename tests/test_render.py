@@ -159,3 +159,12 @@ def test_strip_controls_drops_invisible_characters_and_keeps_lines() -> None:
     hidden = "\U000e0001\U000e0041\U000e007f\ufeff\u2060\u180e\u00ad\u061c\ufff9\ufffa\ufffb\u200b\u202e\x1b\x85"
     assert strip_controls(f"a{hidden}b\tc\nd") == "ab\tc\nd"
     assert strip_controls("café ✓ 日本") == "café ✓ 日本"  # visible text is left alone
+
+
+@given(st.floats(min_value=1e-6, max_value=1e9, allow_nan=False, allow_infinity=False))
+def test_the_hooks_own_log_matches_math(x: float) -> None:
+    import math
+
+    from expertise_kit.fast.render import ln
+
+    assert abs(ln(x) - math.log(x)) <= 1e-9 * max(1.0, abs(math.log(x)))

@@ -191,32 +191,15 @@ def stale_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list
             stale.append(name)
             continue
         summary["entries"] = detail.get("entries") or []
-        if "postings" not in summary and not _read_words(expertise_dir, name, current, summary):
-            stale.append(name)
+        for key in ("postings", "lengths", "paths"):
+            summary[key] = detail.get(key) or ({} if key == "postings" else [])
     return stale
 
 
-def _read_words(expertise_dir: str | Path, name: str, current: list[int], summary: dict[str, Any]) -> bool:
-    words = _load(domain_cache_path(expertise_dir, name) + ".words")
-    if not isinstance(words, dict) or words.get("signature") != current:
-        return False
-    for key in ("postings", "lengths", "paths"):
-        summary[key] = words.get(key) or ({} if key == "postings" else [])
-    return True
-
-
 def load_words(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
-    """Read what ranking needs for ``domains`` (postings, word counts, paths); return those that could not
-    be read and must be rebuilt."""
-    unreadable = []
-    for name in domains:
-        summary = data["domains"].get(name)
-        if not isinstance(summary, dict) or "postings" in summary:
-            continue
-        current = signature(os.path.join(expertise_dir, f"{name}.yaml"))
-        if current is None or not _read_words(expertise_dir, name, current, summary):
-            unreadable.append(name)
-    return unreadable
+    """Read ``domains`` for ranking (their entries come with it: one file each); return those that could
+    not be read and must be rebuilt."""
+    return stale_domains(expertise_dir, data, domains)
 
 
 def _EMPTY() -> dict[str, Any]:  # noqa: N802 - a constructor, read as a value

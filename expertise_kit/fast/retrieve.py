@@ -17,8 +17,6 @@ domain that are relevant to it. Stdlib only: the pre-task hook runs it.
 
 from __future__ import annotations
 
-import math
-
 from expertise_kit.fast.classify import tokens
 from expertise_kit.fast.render import (
     MAX_PATH_CHARS,
@@ -27,8 +25,8 @@ from expertise_kit.fast.render import (
     TRUNCATED,
     RenderResult,
     _lengths,
-    _scores,
     _TaskFiles,
+    ln,
 )
 from expertise_kit.vocab import FAILURES, FILES, RENDER_GROUPS
 
@@ -68,11 +66,11 @@ def _prior(entry: dict[str, Any]) -> float:
     shrinks as evidence grows (an untried entry gets shown and so tried). Between ~0.2 and ~1.4."""
     helpful, harmful = int(entry.get("help", 0)), int(entry.get("harm", 0))
     trials = helpful + harmful
-    return (helpful + 1) / (trials + 2) + 0.5 / math.sqrt(1 + trials)
+    return (helpful + 1) / (trials + 2) + 0.5 / float((1 + trials) ** 0.5)
 
 
 def _weight(entry: dict[str, Any]) -> float:
-    return _prior(entry) * (1.0 + 0.25 * math.log(entry.get("rec", 1) or 1))
+    return _prior(entry) * (1.0 + 0.25 * ln(entry.get("rec", 1) or 1))
 
 
 def _shown(entry: dict[str, Any], now: float) -> str:
@@ -128,7 +126,7 @@ def _most_possible(parts: list[dict[str, Any]], query: set[str], total: int) -> 
     for word in query:
         frequency = sum(len(part.get("postings", {}).get(word, ())) for part in parts)
         if frequency:
-            weights.append(math.log(1 + (total - frequency + 0.5) / (frequency + 0.5)))
+            weights.append(ln(1 + (total - frequency + 0.5) / (frequency + 0.5)))
         else:
             absent += 1
     if not weights:
@@ -136,15 +134,30 @@ def _most_possible(parts: list[dict[str, Any]], query: set[str], total: int) -> 
     return sum(weights) + min(absent, ABSENT_COUNTED) * sum(weights) / len(weights)
 
 
-def _hits(parts: list[dict[str, Any]], query: set[str], offsets: list[int]) -> dict[int, int]:
-    """How many distinct words of the prompt each entry has (by its position across ``parts``)."""
+def _sparse_scores(
+    parts: list[dict[str, Any]], query: set[str], offsets: list[int], total: int, k1: float = 1.2, b: float = 0.75
+) -> tuple[dict[int, float], dict[int, int]]:
+    """BM25 (one occurrence per word: entries are short) and the number of distinct prompt words, for the
+    entries that have any of them (by position across ``parts``). Touches only the postings of the
+    prompt's words, never every entry."""
+    lengths = [_lengths(part) for part in parts]
+    average = (sum(sum(each) for each in lengths) / total) if total else 1.0
+    scores: dict[int, float] = {}
     hits: dict[int, int] = {}
-    for part, offset in zip(parts, offsets, strict=True):
-        postings = part.get("postings", {})
-        for word in query:
-            for index in postings.get(word, ()):
-                hits[offset + index] = hits.get(offset + index, 0) + 1
-    return hits
+    for word in query:
+        lists = [part.get("postings", {}).get(word, ()) for part in parts]
+        frequency = sum(len(found) for found in lists)
+        if not frequency:
+            continue
+        idf = ln(1 + (total - frequency + 0.5) / (frequency + 0.5))
+        for position, found in enumerate(lists):
+            offset, sizes = offsets[position], lengths[position]
+            for local in found:
+                index = offset + local
+                norm = 1 - b + b * sizes[local] / average if local < len(sizes) else 1.0
+                scores[index] = scores.get(index, 0.0) + idf * (k1 + 1) / (1 + k1 * norm)
+                hits[index] = hits.get(index, 0) + 1
+    return scores, hits
 
 
 def essentials(
@@ -221,12 +234,12 @@ def for_prompt(
     # One- and two-digit numbers ("step 2", "retry 3") match list numbering, not lessons; codes stay.
     query = {w for w in words - STOPWORDS if not (w.isdigit() and len(w) <= 2)}
     most = _most_possible(parts, query, total)
-    hits = _hits(parts, query, offsets)
+    scores, hits = _sparse_scores(parts, query, offsets, total)
     relevance: dict[int, float] = {}
-    for index, score in enumerate(_scores(parts, query)):
+    for index, score in scores.items():
         coverage = score / most if most else 0.0
         # One word in common must carry weight on its own; two or more distinct words may each carry less.
-        if coverage >= FLOOR or (hits.get(index, 0) >= 2 and coverage >= FLOOR / 2):
+        if coverage >= FLOOR or (hits[index] >= 2 and coverage >= FLOOR / 2):
             relevance[index] = coverage
     if files:
         task_files = _TaskFiles(files)

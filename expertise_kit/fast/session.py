@@ -14,22 +14,13 @@ import time
 
 from expertise_kit.fast.cache import cache_dir, read_regular
 
-__all__ = ["injected", "remember", "session_key", "MAX_IDS", "EXPIRE_SECONDS"]
+__all__ = ["injected", "remember", "MAX_IDS", "EXPIRE_SECONDS"]
 
 MAX_IDS = 400
 MAX_BYTES = 16 << 10
 EXPIRE_SECONDS = 2 * 86400
 MAX_PRUNED = 50  # old files removed per new session, so a huge directory never slows one prompt down
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-
-
-def session_key(payload: dict[str, object]) -> str | None:
-    """The agent's session id from its hook input, if it is one we can use as a file name."""
-    for field in ("session_id", "sessionId", "conversation_id"):
-        value = payload.get(field)
-        if isinstance(value, str) and 0 < len(value) <= 128 and set(value) <= _SAFE and value.strip("."):
-            return value
-    return None
 
 
 def _directory(expertise_dir: str) -> str:

@@ -71,18 +71,17 @@ def _dump(path: Path, data: Any) -> None:
 
 
 def _write_domain(expertise_dir: Path, index: dict[str, Any], name: str, payload: dict[str, Any]) -> None:
-    """A domain's cache is two files: what ranking needs (postings, word counts, paths), and the entries
-    themselves, read only for the domains where a prompt found something."""
+    """A domain's cache file: its entries ready to render, and what ranking needs (postings, word counts,
+    paths). The index keeps only what every prompt reads (overview, errors, signatures)."""
     entries = payload.get("entries", [])
-    signature_now = index["files"].get(f"{name}.yaml")
-    words = {
-        "signature": signature_now,
+    detail = {
+        "signature": index["files"].get(f"{name}.yaml"),
+        "entries": entries,
         "postings": payload.get("postings", {}),
         "lengths": [entry["n"] for entry in entries],
         "paths": [[position, entry["path"]] for position, entry in enumerate(entries) if entry["path"]],
     }
-    _dump(Path(domain_cache_path(expertise_dir, name) + ".words"), words)
-    _dump(Path(domain_cache_path(expertise_dir, name)), {"signature": signature_now, "entries": entries})
+    _dump(Path(domain_cache_path(expertise_dir, name)), detail)
     index["domains"][name] = {k: v for k, v in payload.items() if k not in ("entries", "postings")}
 
 
