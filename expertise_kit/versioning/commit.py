@@ -36,7 +36,7 @@ __all__ = [
     "TRAILER_PREFIX",
 ]
 
-CHANGE_TYPES = ("learned", "manual", "validated", "pruned", "improved", "reverted")
+CHANGE_TYPES = ("learned", "manual", "validated", "pruned", "improved", "reverted", "feedback")
 TRAILER_PREFIX = "Expertise-"
 _MAX_BODY_ENTRIES = 40  # a learn that adds hundreds of entries still gets a readable message
 _INDEX_LOCK_RETRIES = 4

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from expertise_kit.commands._output import echo_json
+from expertise_kit.commands._shared import open_store, report_commit
+
+
+@click.command()
+@click.argument("entry_id")
+@click.option("--helpful", "verdict", flag_value="helpful", help="The entry helped.")
+@click.option("--harmful", "verdict", flag_value="harmful", help="The entry misled, or did not prevent the failure.")
+@click.option("--note", default=None, help="Why, in a sentence; kept in the commit message.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the entry, its domain and the new count.")
+@click.pass_obj
+def feedback(start: Path, entry_id: str, verdict: str | None, note: str | None, as_json: bool) -> None:
+    """Record whether an entry helped, as one revision; ranking weighs it.
+
+    ENTRY_ID is the id `expertise show` prints (4 or more characters of it), looked up in every domain.
+    For people and for agents: an entry with strong harmful evidence sinks in what agents are shown, and
+    the line cap prunes it first.
+    """
+    from expertise_kit.store.feedback import record_feedback
+
+    if verdict is None:
+        raise click.UsageError("say --helpful or --harmful")
+    result = record_feedback(open_store(start), entry_id, verdict, note)
+    if as_json:
+        echo_json({
+            "domain": result.domain, "id": result.entry, "section": result.section, "text": result.text,
+            "verdict": result.verdict, "count": result.count,
+            "commit": result.commit.sha if result.commit else None,
+        })  # fmt: skip
+        return
+    click.echo(f"{result.verdict} +1 ({result.count}) on {result.entry} in {result.domain}: {result.text[:80]}")
+    report_commit(result.commit)
