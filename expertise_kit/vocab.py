@@ -203,7 +203,7 @@ class Agent:
     context: "hookSpecificOutput" (additionalContext inside it) or "additional_context".
     """
 
-    __slots__ = ("name", "settings", "style", "start_event", "prompt_event", "end_events", "output")
+    __slots__ = ("name", "settings", "style", "start_event", "prompt_event", "end_events", "output", "timeout_unit")
 
     def __init__(
         self,
@@ -214,6 +214,7 @@ class Agent:
         prompt_event: str | None,
         end_events: tuple[str, ...],
         output: str,
+        timeout_unit: str = "s",
     ) -> None:
         self.name = name
         self.settings = settings
@@ -222,6 +223,7 @@ class Agent:
         self.prompt_event = prompt_event
         self.end_events = end_events
         self.output = output
+        self.timeout_unit = timeout_unit  # "s" or "ms": Gemini CLI reads `timeout` in milliseconds
 
 
 AGENTS: tuple[Agent, ...] = (
@@ -229,7 +231,7 @@ AGENTS: tuple[Agent, ...] = (
           "hookSpecificOutput"),
     Agent("codex", ".codex/hooks.json", "nested", "SessionStart", "UserPromptSubmit", ("Stop",), "hookSpecificOutput"),
     Agent("gemini", ".gemini/settings.json", "nested", "SessionStart", "BeforeAgent", ("SessionEnd",),
-          "hookSpecificOutput"),
+          "hookSpecificOutput", timeout_unit="ms"),
     Agent("cursor", ".cursor/hooks.json", "flat", "sessionStart", None, ("stop",), "additional_context"),
 )  # fmt: skip
 

@@ -224,3 +224,21 @@ def test_post_hook_waits_for_a_transcript_still_being_flushed(project: Path, tmp
     writer.join()
     assert done.returncode == 0
     assert "learned 6 new" in done.stderr  # everything, including what arrived after the hook started
+
+
+def test_gemini_gets_its_time_limits_in_milliseconds(project: Path) -> None:
+    """Gemini CLI reads `timeout` in milliseconds: 10 would kill the hook at once, silently."""
+    from expertise_kit.agents.installer import install_hooks
+
+    def limits(settings: Path) -> set[int]:
+        events = json.loads(settings.read_text())["hooks"].values()
+        return {hook["timeout"] for groups in events for group in groups for hook in group["hooks"]}
+
+    path = install_hooks(project, "gemini").path
+    assert limits(path) == {10_000, 120_000}
+    settings = json.loads(path.read_text())
+    settings["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] = 10  # an install made before the fix
+    path.write_text(json.dumps(settings, indent=2) + "\n")
+    assert install_hooks(project, "gemini").changed
+    assert json.loads(path.read_text())["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 10_000
+    assert limits(install_hooks(project, "claude-code").path) == {10, 120}  # seconds there

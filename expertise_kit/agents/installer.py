@@ -131,7 +131,16 @@ def _wanted(agent: str, spec: Agent, python: str | None) -> list[tuple[str, str,
     ]
 
 
-def _merge(path: Path, hooks: dict[str, Any], wanted: list[tuple[str, str, str]], nested: bool) -> bool:
+def _timeouts(spec: Agent) -> dict[str, int]:
+    """Our hooks' time limits in the unit the agent reads: seconds, or milliseconds for Gemini CLI (which
+    otherwise kills a 10 "ms" hook at once and tells nobody)."""
+    scale = 1000 if spec.timeout_unit == "ms" else 1
+    return {mode: seconds * scale for mode, seconds in _TIMEOUTS.items()}
+
+
+def _merge(
+    path: Path, hooks: dict[str, Any], wanted: list[tuple[str, str, str]], nested: bool, timeouts: dict[str, int]
+) -> bool:
     """Add our hook to each wanted event, or point an existing one of ours at the current command.
 
     ``nested`` is the Claude Code, Codex and Gemini shape (event -> groups -> hooks); Cursor's is flat
@@ -148,9 +157,12 @@ def _merge(path: Path, hooks: dict[str, Any], wanted: list[tuple[str, str, str]]
             if hook.get("command") != command:
                 hook["command"] = command
                 changed = True
+            if nested and hook.get("timeout") != timeouts[mode]:
+                hook["timeout"] = timeouts[mode]  # an earlier install's wrong unit is corrected
+                changed = True
         if not mine:
             hook = (
-                {"type": "command", "command": command, "timeout": _TIMEOUTS[mode]} if nested else {"command": command}
+                {"type": "command", "command": command, "timeout": timeouts[mode]} if nested else {"command": command}
             )
             entries.append({"hooks": [hook]} if nested else hook)
             changed = True
@@ -167,7 +179,7 @@ def install_hooks(root: Path, agent: str, python: str | None = None) -> InstallR
     if not isinstance(hooks, dict):
         raise UserError("`hooks` is not an object", path=path, hint=_UNCHANGED)
     wanted = _wanted(agent, spec, python)
-    changed = _merge(path, hooks, wanted, nested=spec.style != "flat")
+    changed = _merge(path, hooks, wanted, nested=spec.style != "flat", timeouts=_timeouts(spec))
     if changed:
         _write(path, data, indent, newline)
     return InstallResult(path, changed, [event for event, _, _ in wanted])
