@@ -157,7 +157,7 @@ def _merge(
             if hook.get("command") != command:
                 hook["command"] = command
                 changed = True
-            if nested and hook.get("timeout") != timeouts[mode]:
+            if nested and "timeout" in hook and hook["timeout"] != timeouts[mode]:
                 hook["timeout"] = timeouts[mode]  # an earlier install's wrong unit is corrected
                 changed = True
         if not mine:

@@ -66,6 +66,10 @@ def detect_format(path: Path) -> str | None:
     for record in json_lines(path, report):
         seen += 1
         kind = _kind(record)
+        # Gemini CLI's `chats/session-*.jsonl`: a header with `projectHash`, then `gemini` turns with
+        # `toolCalls`. It has a `sessionId` too, so it must be told apart before Claude Code is guessed.
+        if "projectHash" in record or kind == "gemini" or "toolCalls" in record:
+            return "gemini"
         if kind in CODEX_TYPES or isinstance(record.get("payload"), dict):
             return "codex"
         if "sessionId" in record or "parentUuid" in record or kind in _CLAUDE_TYPES - {"user", "assistant"}:
@@ -147,6 +151,12 @@ def _read(path: Path, fmt: str, label: Path) -> list[Session]:
                 "can't tell which agent wrote this transcript",
                 path=label,
                 hint="pass --format " + ", ".join(format_names()[:-1]) + " or " + format_names()[-1],
+            )
+        if detected == "gemini":
+            raise UserError(
+                "is a Gemini CLI session, which expertise_kit can't read yet; nothing was learned from it",
+                path=label,
+                hint="learn from Claude Code, Codex, Aider or generic logs for now",
             )
         fmt = detected
     reader = _READERS.get(fmt)
