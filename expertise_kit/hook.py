@@ -243,7 +243,7 @@ def _select(
 ) -> str:
     """Session start: the essentials. A prompt: what is relevant to it, or the essentials if nothing is and
     the session has had nothing yet. Either way, only entries this session was not given before."""
-    from expertise_kit.fast.cache import load_words, stale_domains
+    from expertise_kit.fast.cache import stale_domains
     from expertise_kit.fast.retrieve import essentials, for_prompt
 
     def load(names: list[str]) -> list[str]:
@@ -270,7 +270,7 @@ def _select(
         # The task's domains (the classifier's routing): reading every domain's entries on every prompt
         # costs ~0.7 ms a domain at the cap, past the hook's budget. `expertise render` searches them all.
         searched = [d for d in routing if d in domains] or domains
-        missing = load_words(expertise_dir, cache, searched)
+        missing = stale_domains(expertise_dir, cache, searched)
         if missing:
             load(missing)  # an unreadable cache file: rebuilt now when small, else left out
         searched = [d for d in searched if "postings" in (cache["domains"].get(d) or {})]

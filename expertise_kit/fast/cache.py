@@ -24,6 +24,7 @@ import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
     from typing import Any
 
@@ -171,21 +172,31 @@ def read_fresh_cache(expertise_dir: str | Path, domains: list[str] | None = None
     return data if load_entries(expertise_dir, data, known if domains is None else domains) else None
 
 
-def stale_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
-    """Read the entries of each of ``domains`` whose cache matches its file now; the rest, returned, must
-    be rebuilt. A domain whose file is missing (or not a regular file) renders nothing and is not stale."""
-    recorded = data["files"]
-    stale = []
+def _unread(
+    expertise_dir: str | Path, data: dict[str, Any], domains: list[str]
+) -> Iterator[tuple[str, Any, list[int]]]:
+    """(name, index summary, file signature) of each configured domain of ``domains`` not read yet in this
+    process whose file is there; a domain whose file is missing (or not a regular file) is set to render
+    nothing, and is neither stale nor changed."""
     for name in domains:
         summary = data["domains"].get(name)
         if isinstance(summary, dict) and "entries" in summary:
-            continue  # built in this process
+            continue  # built or read in this process
         if name not in (data["config"].get("domains") or {}):
             continue  # not a configured domain: nothing to render
         current = signature(os.path.join(expertise_dir, f"{name}.yaml"))
         if current is None:
             data["domains"][name] = _EMPTY()
             continue
+        yield name, summary, current
+
+
+def stale_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
+    """Read each of ``domains`` (its entries and what ranking needs: one file) whose cache matches its
+    file now; the rest, returned, must be rebuilt."""
+    recorded = data["files"]
+    stale = []
+    for name, summary, current in _unread(expertise_dir, data, domains):
         detail = _load(domain_cache_path(expertise_dir, name)) if recorded.get(f"{name}.yaml") == current else None
         if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
             stale.append(name)
@@ -196,34 +207,19 @@ def stale_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list
     return stale
 
 
-def load_words(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
-    """Read ``domains`` for ranking (their entries come with it: one file each); return those that could
-    not be read and must be rebuilt."""
-    return stale_domains(expertise_dir, data, domains)
-
-
 def _EMPTY() -> dict[str, Any]:  # noqa: N802 - a constructor, read as a value
     return {"overview": "", "entries": [], "postings": {}, "lengths": [], "paths": []}
 
 
 def changed_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
     """The domains of ``domains`` whose file changed since the index was written (they must be rebuilt),
-    found by stat alone: the index vouches for the rest, whose entries are read only when needed. A
-    domain whose file is missing (or not a regular file) renders nothing and is not changed."""
+    found by stat alone: the index vouches for the rest, whose files are read only when needed."""
     recorded = data["files"]
-    changed = []
-    for name in domains:
-        summary = data["domains"].get(name)
-        if isinstance(summary, dict) and "entries" in summary:
-            continue  # built in this process
-        if name not in (data["config"].get("domains") or {}):
-            continue
-        current = signature(os.path.join(expertise_dir, f"{name}.yaml"))
-        if current is None:
-            data["domains"][name] = _EMPTY()
-        elif recorded.get(f"{name}.yaml") != current or not isinstance(summary, dict):
-            changed.append(name)
-    return changed
+    return [
+        name
+        for name, summary, current in _unread(expertise_dir, data, domains)
+        if recorded.get(f"{name}.yaml") != current or not isinstance(summary, dict)
+    ]
 
 
 def load_entries(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> bool:
