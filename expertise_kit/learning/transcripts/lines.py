@@ -135,22 +135,9 @@ def _open(path: Path) -> Any:
         raise UserError("permission denied reading the transcript", path=path) from None
 
 
-def text_lines(path: Path, report: LineReport) -> Iterator[str]:
-    """Each line of a text transcript, without its line ending; bytes that are not UTF-8 are replaced."""
-    handle = _open(path)
-    try:
-        for number, (line, _complete) in enumerate(_raw_lines(handle), start=1):
-            report.lines = number
-            if line is None:
-                report.skip(number, f"a line over {MAX_LINE_BYTES >> 20} MiB")
-                continue
-            yield line.decode("utf-8", "replace").rstrip("\r\n")
-    finally:
-        handle.close()
-
-
-def json_lines(path: Path, report: LineReport) -> Iterator[dict[str, Any]]:
-    """Each JSON object in the file. Bad lines are counted and described, never raised."""
+def _numbered(path: Path, report: LineReport) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, raw line, complete) for each line, counted in ``report``; over-long lines are skipped
+    and said. The file is closed however the caller stops."""
     handle = _open(path)
     try:
         for number, (line, complete) in enumerate(_raw_lines(handle), start=1):
@@ -158,16 +145,28 @@ def json_lines(path: Path, report: LineReport) -> Iterator[dict[str, Any]]:
             if line is None:
                 report.skip(number, f"a line over {MAX_LINE_BYTES >> 20} MiB")
                 continue
-            if not line.strip():
-                continue
-            try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                report.skip(number, "a truncated last line" if not complete else "a line that is not JSON")
-                continue
-            if not isinstance(record, dict):
-                report.skip(number, "a JSON value that is not an object")
-                continue
-            yield record
+            yield number, line, complete
     finally:
         handle.close()
+
+
+def text_lines(path: Path, report: LineReport) -> Iterator[str]:
+    """Each line of a text transcript, without its line ending; bytes that are not UTF-8 are replaced."""
+    for _, line, _ in _numbered(path, report):
+        yield line.decode("utf-8", "replace").rstrip("\r\n")
+
+
+def json_lines(path: Path, report: LineReport) -> Iterator[dict[str, Any]]:
+    """Each JSON object in the file. Bad lines are counted and described, never raised."""
+    for number, line, complete in _numbered(path, report):
+        if not line.strip():
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            report.skip(number, "a truncated last line" if not complete else "a line that is not JSON")
+            continue
+        if not isinstance(record, dict):
+            report.skip(number, "a JSON value that is not an object")
+            continue
+        yield record
