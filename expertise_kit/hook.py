@@ -270,9 +270,7 @@ def _select(
         # The task's domains (the classifier's routing): reading every domain's entries on every prompt
         # costs ~0.7 ms a domain at the cap, past the hook's budget. `expertise render` searches them all.
         searched = [d for d in routing if d in domains] or domains
-        missing = stale_domains(expertise_dir, cache, searched)
-        if missing:
-            load(missing)  # an unreadable cache file: rebuilt now when small, else left out
+        load(searched)  # an unreadable cache file is rebuilt now when small, else left out
         searched = [d for d in searched if "postings" in (cache["domains"].get(d) or {})]
         result = for_prompt(
             cache, searched, task=task, files=files, routing=routing, exclude=exclude, now=now, load=load

@@ -29,6 +29,7 @@ __all__ = [
     "MAX_TASK_FILES",
     "MAX_PATH_CHARS",
     "ln",
+    "bm25",
 ]
 
 DEFAULT_MAX_CHARS = 6000  # agents are known to cut context injected beyond ~10,000 characters
@@ -232,31 +233,31 @@ def _lengths(domain: dict[str, Any]) -> list[int]:
     return [e.get("n", 1) for e in domain.get("entries", [])]
 
 
-def _scores(domains: list[dict[str, Any]], query: set[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
-    """BM25 (term frequency 1: entries are short) from each domain's postings, for the query's words only.
-
-    Hand-written: a library would pull numpy onto the hook's path, and a few hundred entries need none.
-    """
-    per_domain = [_lengths(d) for d in domains]
-    sizes = [len(each) for each in per_domain]
-    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
-    total = sum(sizes)
-    scores = [0.0] * total
-    if not total or not query:
-        return scores
-    lengths = [n for each in per_domain for n in each]
-    average = sum(lengths) / total or 1.0
+def bm25(
+    parts: list[dict[str, Any]], query: set[str], offsets: list[int], total: int, k1: float = 1.2, b: float = 0.75
+) -> tuple[dict[int, float], dict[int, int]]:
+    """BM25 (one occurrence per word: entries are short) and the number of distinct query words, for the
+    entries that have any of them (by position across ``parts``). Touches only the postings of the
+    query's words, never every entry. Hand-written: a library would pull numpy onto the hook's path."""
+    lengths = [_lengths(part) for part in parts]
+    average = (sum(sum(each) for each in lengths) / total) if total else 1.0
+    scores: dict[int, float] = {}
+    hits: dict[int, int] = {}
     for word in query:
-        lists = [(offset, d.get("postings", {}).get(word, ())) for offset, d in zip(offsets, domains, strict=True)]
-        frequency = sum(len(hits) for _, hits in lists)
+        lists = [part.get("postings", {}).get(word, ()) for part in parts]
+        frequency = sum(len(found) for found in lists)
         if not frequency:
             continue
         idf = ln(1 + (total - frequency + 0.5) / (frequency + 0.5))
-        for offset, hits in lists:
-            for index in hits:
-                position = offset + index
-                scores[position] += idf * (k1 + 1) / (1 + k1 * (1 - b + b * lengths[position] / average))
-    return scores
+        for position, found in enumerate(lists):
+            offset, sizes = offsets[position], lengths[position]
+            for local in found:
+                index = offset + local
+                norm = 1 - b + b * sizes[local] / average if local < len(sizes) else 1.0
+                scores[index] = scores.get(index, 0.0) + idf * (k1 + 1) / (1 + k1 * norm)
+                hits[index] = hits.get(index, 0) + 1
+    return scores, hits
+
 
 
 def render_section(
@@ -284,9 +285,10 @@ def render_section(
     if not entries:
         return RenderResult("", chosen)  # cold start: nothing, not an empty heading
     query = set(tokens(task)) | {t for f in files for t in tokens(f)}
-    scores = _scores(parts, query)
+    sizes = [len(_lengths(part)) for part in parts]
+    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+    relevant, _ = bm25(parts, query, offsets, sum(sizes))
     task_files = _TaskFiles(files) if files else None
-    relevant: dict[int, float] = {index: score for index, score in enumerate(scores) if score > 0}
     if task_files is not None:
         for index, (_, entry) in enumerate(entries):
             if entry["path"]:

@@ -26,6 +26,7 @@ from expertise_kit.fast.render import (
     RenderResult,
     _lengths,
     _TaskFiles,
+    bm25,
     ln,
 )
 from expertise_kit.vocab import FAILURES, FILES, RENDER_GROUPS
@@ -134,32 +135,6 @@ def _most_possible(parts: list[dict[str, Any]], query: set[str], total: int) -> 
     return sum(weights) + min(absent, ABSENT_COUNTED) * sum(weights) / len(weights)
 
 
-def _sparse_scores(
-    parts: list[dict[str, Any]], query: set[str], offsets: list[int], total: int, k1: float = 1.2, b: float = 0.75
-) -> tuple[dict[int, float], dict[int, int]]:
-    """BM25 (one occurrence per word: entries are short) and the number of distinct prompt words, for the
-    entries that have any of them (by position across ``parts``). Touches only the postings of the
-    prompt's words, never every entry."""
-    lengths = [_lengths(part) for part in parts]
-    average = (sum(sum(each) for each in lengths) / total) if total else 1.0
-    scores: dict[int, float] = {}
-    hits: dict[int, int] = {}
-    for word in query:
-        lists = [part.get("postings", {}).get(word, ()) for part in parts]
-        frequency = sum(len(found) for found in lists)
-        if not frequency:
-            continue
-        idf = ln(1 + (total - frequency + 0.5) / (frequency + 0.5))
-        for position, found in enumerate(lists):
-            offset, sizes = offsets[position], lengths[position]
-            for local in found:
-                index = offset + local
-                norm = 1 - b + b * sizes[local] / average if local < len(sizes) else 1.0
-                scores[index] = scores.get(index, 0.0) + idf * (k1 + 1) / (1 + k1 * norm)
-                hits[index] = hits.get(index, 0) + 1
-    return scores, hits
-
-
 def essentials(
     cache: dict[str, Any],
     domains: list[str],
@@ -234,7 +209,7 @@ def for_prompt(
     # One- and two-digit numbers ("step 2", "retry 3") match list numbering, not lessons; codes stay.
     query = {w for w in words - STOPWORDS if not (w.isdigit() and len(w) <= 2)}
     most = _most_possible(parts, query, total)
-    scores, hits = _sparse_scores(parts, query, offsets, total)
+    scores, hits = bm25(parts, query, offsets, total)
     relevance: dict[int, float] = {}
     for index, score in scores.items():
         coverage = score / most if most else 0.0

@@ -60,8 +60,8 @@ class MergeResult:
     commit: CommitOutcome | None = None
 
 
-def _count(n: int, word: str = "entr") -> str:
-    return f"{n} {word}{'y' if n == 1 else 'ies'}" if word == "entr" else f"{n} {word}{'' if n == 1 else 's'}"
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
 class Store:
@@ -174,7 +174,7 @@ class Store:
             result.added = [entry for entry in described if entry not in pruned_ids]
             result.pruned, result.lines, result.over_by = capped.pruned, capped.lines, capped.over_by
             result.changed = not tx.empty
-            result.commit = tx.commit(subject or f"expertise({domain}): add {_count(len(result.added))} by hand")
+            result.commit = tx.commit(subject or f"expertise({domain}): add {_entries(len(result.added))} by hand")
             return result
 
     def merge_learned(
@@ -204,7 +204,7 @@ class Store:
             if dry_run:
                 return merge  # leaving without commit writes nothing
             kept = len([a for a in merge.added if a["id"] not in {p.id for p in capped.pruned}])
-            parts = [f"learn {_count(kept)}"] if kept else []
+            parts = [f"learn {_entries(kept)}"] if kept else []
             if merge.updated:
                 parts.append(f"update {len(merge.updated)}")
             seen_again = [describe_entry(u["id"], u["section"], u["text"]) for u in merge.updated]
