@@ -185,6 +185,107 @@ def test_the_solution_says_what_changed() -> None:
     assert not solution_names_action("edited src/cart.ts") and not solution_names_action("read a.py first")
 
 
+def test_an_edit_that_turns_an_error_into_another_is_its_fix() -> None:
+    """Compiler errors are fixed one at a time: the edit made before the same command failed differently
+    fixed the first error, so that failure gets the edit; the second gets the edit that made it pass."""
+    cargo = "cargo test --test startup"
+    session = _session(
+        _SaidCall("1", "Bash", command=cargo, ok=False, error="error[E0599]: no method named `is_some` found"),
+        _SaidCall("2", "Edit", paths=(f"{CWD}/src/db.rs",), modifies=(f"{CWD}/src/db.rs",), ok=True,
+                  excerpt=".map(|guard| guard.is_some())"),
+        _SaidCall("3", "Bash", command=cargo, ok=False, error="error[E0277]: `Index` doesn't implement `Debug`"),
+        _SaidCall("4", "Edit", paths=(f"{CWD}/src/db.rs",), modifies=(f"{CWD}/src/db.rs",), ok=True,
+                  said="The Index type has no Debug impl, so I will write one by hand.",
+                  excerpt="impl fmt::Debug for Backend {"),
+        _SaidCall("5", "Bash", command=cargo, ok=True),
+    )  # fmt: skip
+    first, second = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+    assert first["solution"] == "changed src/db.rs: `.map(|guard| guard.is_some())`"
+    assert second["solution"].startswith("The Index type has no Debug impl")
+    assert "impl fmt::Debug for Backend {" in second["solution"] and "is_some" not in second["solution"]
+
+
+def test_another_call_of_the_same_program_failing_differently_is_not_this_one_fixed() -> None:
+    session = _session(
+        _SaidCall("1", "Bash", command="gh api user/emails", ok=False, error="gh: Not Found (HTTP 404)"),
+        _SaidCall("2", "Edit", paths=(f"{CWD}/notes.md",), modifies=(f"{CWD}/notes.md",), ok=True, excerpt="- repo"),
+        _SaidCall("3", "Bash", command="gh api repos/o/r", ok=False, error="gh: Branch not protected (HTTP 404)"),
+    )  # fmt: skip
+    [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"][:1]
+    assert "solution" not in failure
+
+
+def test_an_edit_of_the_file_the_error_names_is_a_fix_said_as_not_re_run() -> None:
+    error = 'File "/work/shop/app.py", line 73\n    x = f(\\"pt\\")\nSyntaxError: unexpected character after "\\"'
+    named = _session(
+        _SaidCall("1", "Bash", command="python app.py", ok=False, error=error),
+        _SaidCall("2", "Edit", paths=(f"{CWD}/app.py",), modifies=(f"{CWD}/app.py",), ok=True, excerpt='x = f("pt")'),
+    )
+    [failure] = [item.raw for item in extract(named, CWD).learnings if item.kind == "failure"]
+    assert failure["solution"] == 'changed app.py: `x = f("pt")` (not re-run)'
+    # An edit of some other file, or another program run first, is no such fix.
+    other = _session(
+        _SaidCall("1", "Bash", command="python app.py", ok=False, error=error),
+        _SaidCall("2", "Edit", paths=(f"{CWD}/b.py",), modifies=(f"{CWD}/b.py",), ok=True, excerpt="y = 1"),
+    )
+    ran = _session(
+        _SaidCall("1", "Bash", command="python app.py", ok=False, error=error),
+        _SaidCall("2", "Bash", command="pip install torch", ok=True),
+        _SaidCall("3", "Edit", paths=(f"{CWD}/app.py",), modifies=(f"{CWD}/app.py",), ok=True, excerpt='x = f("pt")'),
+    )
+    for session in (other, ran):
+        [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+        assert "solution" not in failure, failure
+
+
+def test_the_agents_next_words_are_kept_only_when_they_speak_of_the_failure() -> None:
+    def solution(said: str) -> str:
+        session = _session(
+            _SaidCall("1", "Bash", command="npx knip", ok=False,
+                      error="ERROR: Validation error: Unrecognized key(s) in object: 'ignoreUnlisted'"),
+            _SaidCall("2", "Edit", paths=(f"{CWD}/knip.json",), modifies=(f"{CWD}/knip.json",), ok=True, said=said,
+                      excerpt='"ignoreDependencies": ["x"]'),
+            _SaidCall("3", "Bash", command="npx knip", ok=True),
+        )  # fmt: skip
+        [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+        return str(failure["solution"])
+
+    assert solution("Wrong key name again. Let me check the docs.").startswith("Wrong key name again.")
+    assert solution("Perfect! The release is out and everyone is happy.").startswith("changed knip.json")
+
+
+def test_a_fix_found_at_a_later_sighting_in_the_session_is_kept() -> None:
+    crlf = "/usr/bin/env: 'bash\\r': No such file or directory"
+    session = _session(
+        _SaidCall("1", "Bash", command="scripts/setup.sh --json", ok=False, error=crlf),
+        _SaidCall("2", "Bash", command="scripts/other.sh", ok=False, error=crlf),
+        _SaidCall("3", "Bash", command="perl -pi -e 's/\\r$//' scripts/other.sh", ok=True),
+        _SaidCall("4", "Bash", command="scripts/other.sh", ok=True),
+    )
+    [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+    assert failure["issue"] == "`scripts/setup.sh --json`" and "perl -pi" in failure["solution"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "command", "error", "reason"),
+    [
+        ("Bash", "pytest tests/unit", "failed in sandbox: sandbox error: command was killed by a signal", "sandbox"),
+        ("Bash", "scripts/new.sh", "failed in sandbox MacosSeatbelt with execution error: Denied { x }", "sandbox"),
+        ("Bash", "git fetch --all", "error: cannot open '.git/FETCH_HEAD': Operation not permitted", ".git"),
+        ("Bash", "cargo test", "command timed out after 10031 milliseconds", "time limit"),
+        ("Bash", "python3 -c pass", "failed in sandbox:", "says nothing"),
+        ("WebFetch", "", "Request failed with status code 403", "web look-up"),
+    ],
+)
+def test_the_agents_sandbox_and_web_tools_are_not_project_lessons(
+    tool: str, command: str, error: str, reason: str
+) -> None:
+    session = _session(_SaidCall("1", tool, command=command, ok=False, error=error))
+    extraction = extract(session, CWD)
+    assert not [item for item in extraction.learnings if item.kind == "failure"]
+    assert [r.reason for r in extraction.rejected if reason in r.reason], extraction.rejected
+
+
 def test_a_failure_hidden_in_exit_0_output_counts() -> None:
     session = _session(
         _SaidCall("1", "Bash", command="pytest -q | tail -3", ok=True,

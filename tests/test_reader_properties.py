@@ -63,3 +63,51 @@ def test_readers_and_extraction_never_raise(rows: list[dict[str, Any]], garbage:
         assert result.failures_seen >= 0
         for learning in result.learnings:
             assert all(len(str(v)) <= 10_000 for v in learning.raw.values())
+
+
+# -- shell commands: the programs a command line runs ------------------------------------------------
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_./-", min_size=1, max_size=8).filter(
+    lambda w: not w.startswith("-") and w not in (".", "-")
+)
+_QUOTED = st.text(alphabet="abc |;&<>\n$", max_size=12).map(lambda t: "'" + t + "'")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_reads_as_programs_without_raising(command: str) -> None:
+    from expertise_kit.learning.extract import main_program
+    from expertise_kit.learning.transcripts.shell import programs_in
+
+    programs = programs_in(command)
+    assert all(isinstance(p, str) and p for p in programs)
+    assert main_program(command) in (*programs, "")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["grep", "tree", "node", "rspec", "tar"]),
+                       st.lists(_QUOTED | _WORD, max_size=3)), min_size=1, max_size=4),  # fmt: skip
+    st.lists(st.sampled_from([" && ", " || ", "; ", " | ", "\n", " 2>&1 | "]), min_size=3, max_size=3),
+)
+def test_quoted_separators_and_redirects_split_no_command(
+    commands: list[tuple[str, list[str]]], joins: list[str]
+) -> None:
+    from expertise_kit.learning.transcripts.shell import programs_in
+
+    line = ""
+    for index, (program, args) in enumerate(commands):
+        line += (joins[index - 1] if index else "") + " ".join([program, *args])
+    assert programs_in(line) == tuple(program for program, _ in commands)
+
+
+def test_heredoc_bodies_are_data_not_commands() -> None:
+    from expertise_kit.learning.extract import main_program
+    from expertise_kit.learning.transcripts.shell import programs_in
+
+    assert programs_in("cat > notes.md <<'EOF'\nrm -rf / | make\nEOF\ngit status") == ("cat", "git status")
+    assert programs_in("python3 - <<PY\nimport os\nPY") == ("python3",)
+    assert programs_in('grep x <<< "a | b" && make') == ("grep", "make")  # a here-string has no body
+    assert main_program("tree . -I 'node_modules|.git' -L 3") == "tree"
+    assert main_program("make &> build.log && echo done") == "make"
+    assert main_program("npm test 2>&1 | tail -20") == "npm test"

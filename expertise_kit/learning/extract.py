@@ -20,10 +20,10 @@ from expertise_kit import clock
 from expertise_kit.clock import iso
 from expertise_kit.document.ids import error_signature, normalise_path
 from expertise_kit.fast.render import strip_controls
-from expertise_kit.learning.quality import harness_noise
+from expertise_kit.learning.quality import harness_noise, says_nothing
 from expertise_kit.learning.redact import redact
 from expertise_kit.learning.transcripts.model import Session, ToolCall
-from expertise_kit.learning.transcripts.shell import program_of
+from expertise_kit.learning.transcripts.shell import program_of, programs_in
 
 __all__ = [
     "Learning", "Rejected", "Extraction", "extract", "pick_error", "program_kind", "ISSUE_CHARS", "ERROR_CHARS",
@@ -75,6 +75,9 @@ _ERRORISH = re.compile(
     r"refused|timed? ?out|undefined|unexpected|missing|EISDIR|ENOENT|EACCES|panic|abort",
     re.I,
 )
+_WEB_TOOLS = {"WebFetch", "WebSearch", "web_search", "web_fetch", "google_web_search"}
+# A file an error names: a traceback's `File "x.py", line 3`, a compiler's `src/a.rs:12:5`.
+_NAMED_FILE = re.compile(r"([\w./~-]+\.[A-Za-z]{1,6})(?:\"?, line \d+|:\d+)")
 _WARNING = re.compile(r"^\s*(?:npm\s+)?warn(?:ing)?\b", re.I)
 
 
@@ -192,7 +195,7 @@ def main_program(command: str) -> str:
     """The program a compound command is about: `rm -rf x && cargo new y && cargo check` is `cargo check`,
     `pytest -q | tail -5` is `pytest`: the first test, check or tooling program, else the first that is
     not a trivial helper or a look-up."""
-    programs = [p for p in (program_of(part) for part in re.split(r"&&|\|\||;|\||\n", command)) if p]
+    programs = programs_in(command)
     return min(programs, key=_program_rank) if programs else ""  # min keeps the first of equal rank
 
 
@@ -292,9 +295,11 @@ def _first_sentence(text: str) -> str:
 def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Context) -> str | None:
     """What changed between a failure and the next success of the same program and subcommand.
 
-    The window closes at that success, or with no solution when the same program fails with a
-    different error (a new problem, not this one fixed). Said as actions: the agent's own explanation,
-    the edit's new lines, the commands run in between, the command that then worked.
+    The window closes at that success, or when the same program fails with a different error: then
+    this error is gone, and the edits made in between are its fix (with no edit, only commands, it is
+    a new problem and not this one fixed). When the program is not run again, an edit of a file the
+    error names, made next, is the fix, said as not re-run. Said as actions: the agent's own
+    explanation, the edit's new lines, the commands run in between, the command that then worked.
     """
     rel = ctx.rel
     key = _kind_key(failed)
@@ -304,14 +309,18 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
     edits: list[str] = []
     commands: list[str] = []
     for index, call in enumerate(later):
-        if index == 0 or not said:
-            said = _first_sentence(str(getattr(call, "said", "") or ""))  # the reader's text before this call
+        if index == 0 or not said:  # the reader's text before this call, when it speaks of this failure
+            said = _about(_first_sentence(str(getattr(call, "said", "") or "")), failed)
         if call.interrupted:
             continue
         same = _kind_key(call) == key or (missing and call.ok is True and _kind_key(call)[1].startswith(key[1]))
         if same and call.ok is False:
             if error_signature(pick_error(redact(call.error))) != signature:
-                return None  # the same command fails differently: another problem
+                if " ".join(call.command.split()) != " ".join(failed.command.split()):
+                    return None  # `gh api user` after `gh api repos`: another call, not this one again
+                # The same command fails differently: this error is gone. An edit made since is its fix;
+                # commands alone (`mix deps.get` before `mix test`) moved on to another problem.
+                return "; ".join([said, *edits[:3]] if said else edits[:3]) if edits else None
             continue
         if call.ok is not True:
             continue
@@ -330,6 +339,56 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
                 edits.append(f"changed {shown}: `{ctx.clean(excerpt, 120)}`" if excerpt else f"edited {shown}")
         elif call.command and not _is_test(call.command) and main_program(call.command) not in _LOOKUPS:
             commands.append(f"ran `{ctx.first_line(call.command, 80)}`")
+    return _unconfirmed(failed, later, said, ctx)
+
+
+# Words that say nothing of what a failure was about, left out when an explanation is matched to it.
+_PLAIN = frozenset(
+    {
+        "error", "errors", "failed", "fails", "failure", "failing", "the", "this", "that", "there", "these",
+        "with", "from", "have", "need", "needs", "let's", "lets", "will", "would", "should", "could", "into",
+        "than", "then", "when", "what", "which", "while", "also", "again", "just", "still", "file", "files",
+        "command", "run", "running", "line", "code", "test", "tests", "output",
+    }
+)  # fmt: skip
+
+
+def _words(text: str) -> set[str]:
+    """Content words of ``text`` cut to five letters, so `imports` meets `import` and `keys` meets `key`."""
+    return {w[:5] for w in re.findall(r"[a-z][a-z0-9_]{2,}", text.lower()) if w not in _PLAIN}
+
+
+def _about(sentence: str, failed: ToolCall) -> str:
+    """``sentence`` when it shares a content word with the failed call's command or error, else "": the
+    agent's next words are its explanation only when they speak of what failed ("Wrong key name" after
+    "Unrecognized key"), not a status report that happens to come next."""
+    if not sentence:
+        return ""
+    return sentence if _words(sentence) & _words(f"{failed.command} {failed.error}") else ""
+
+
+def _unconfirmed(failed: ToolCall, later: list[ToolCall], said: str, ctx: _Context) -> str | None:
+    """The fix of a failure the session never ran again: the first edit made after it, when it changed a
+    file the error names (a traceback's file, a compiler's path) and no other program ran in between."""
+    named = {PurePosixPath(p).name for p in _NAMED_FILE.findall(failed.error or "")}
+    if not named:
+        return None
+    for call in later:
+        if call.interrupted or call.ok is not True:
+            continue
+        if call.modifies:
+            hit = [p for p in call.modifies if PurePosixPath(p).name in named]
+            if not hit:
+                return None
+            excerpt = str(getattr(call, "excerpt", "") or "").strip()
+            if not excerpt:
+                return None
+            shown = ctx.rel.get(hit[0], PurePosixPath(hit[0]).name)
+            parts = [said] if said else []
+            parts.append(f"changed {shown}: `{ctx.clean(excerpt, 120)}` (not re-run)")
+            return "; ".join(parts)
+        if call.command and main_program(call.command) not in _LOOKUPS:
+            return None
     return None
 
 
@@ -364,7 +423,7 @@ def _lookup_miss(call: ToolCall, error: str) -> bool:
 def _failures(extraction: Extraction, ctx: _Context) -> None:
     rel = ctx.rel
     session = extraction.session
-    seen: set[str] = set()
+    seen: dict[str, dict[str, Any]] = {}  # error signature -> the failure learned for it
     for calls in session.threads.values():
         for position, call in enumerate(calls):
             if call.interrupted and call.ok is False:  # kept in --json, but no failure of the code
@@ -375,6 +434,10 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             if output is None:
                 continue
             extraction.failures_seen += 1
+            if call.name in _WEB_TOOLS:
+                reason = "a web look-up failed: the site's answer, not the project's"
+                extraction.rejected.append(Rejected("failure", f"{call.name} {ctx.first_line(output, 120)}", reason))
+                continue
             # The whole output is scrubbed before a line of it is picked: a key may span lines.
             scrubbed = redact(_unescape(output))
             issue = ctx.clean(_describe_call(call, ctx), ISSUE_CHARS)
@@ -387,17 +450,22 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 reason = "a look-up that found nothing: a guessed path or an empty search"
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", reason))
                 continue
-            if not error:
-                code = f"exit code {call.exit_code}" if call.exit_code not in (None, 0) else "failed"
-                reason = f"the error says nothing beyond how it ended ({code!r})"
+            if not error or says_nothing(error):
+                code = f"exit code {call.exit_code}" if call.exit_code not in (None, 0) else error or "failed"
+                reason = f"the error says nothing useful: no more than how it ended ({code!r})"
                 extraction.rejected.append(Rejected("failure", issue, reason))
                 continue
             signature = error_signature(error)
-            if signature in seen:
+            earlier = seen.get(signature)
+            if earlier is not None and earlier.get("solution"):
                 continue
-            seen.add(signature)
-            raw: dict[str, Any] = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS)}
             solution = _solution(call, signature, calls[position + 1 :], ctx)
+            if earlier is not None:  # seen unsolved earlier in the session: this sighting may bring the fix
+                if solution:
+                    earlier["solution"] = ctx.clean(solution, ERROR_CHARS)
+                continue
+            raw: dict[str, Any] = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS)}
+            seen[signature] = raw
             if solution:
                 raw["solution"] = ctx.clean(solution, ERROR_CHARS)
             raw.update(_provenance(session, call.timestamp))

@@ -13,7 +13,9 @@ __all__ = ["rejection_reason", "harness_noise", "says_nothing", "solution_names_
 
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
 _SAME_TOOL_TWICE = re.compile(r"\b(\w+)\s*(?:->|→)\s*\1\b")
-_SAYS_NOTHING = {"error", "failed", "failure", "exception", "unknown", "none", "null", "undefined", "exit code"}
+_SAYS_NOTHING = {
+    "error", "failed", "failure", "exception", "unknown", "none", "null", "undefined", "exit code", "failed in sandbox",
+}  # fmt: skip
 
 # The agent's own tool protocol tripping, or the user stopping it: true of every project, a lesson of none.
 # (marker, reason) pairs; markers are matched case-sensitively as the harnesses print them.
@@ -39,8 +41,15 @@ _HARNESS: tuple[tuple[str, str], ...] = (
     ("aborted by user", "the user interrupted"),
     ("Permission to use", "the user has not granted permission"),
     ("<tool_use_error>", "a tool protocol error"),
+    ("sandbox error: command was killed", "the agent's sandbox killed the command"),
+    ("with execution error: Denied", "the agent's sandbox denied the call"),
 )
-_MANY_MATCHES = re.compile(r"Found \d+ matches of the string to replace")
+# Patterns of the same kind, where a marker alone would be too loose.
+_HARNESS_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"Found \d+ matches of the string to replace"), "the edit tool's old text matched more than once"),
+    (re.compile(r"^command timed out after \d+ milliseconds", re.M), "the harness's time limit for one call"),
+    (re.compile(r"\.git/[^\s'\"]*'?:? Operation not permitted"), "the agent's sandbox keeps .git read-only"),
+)
 _EXIT_ONLY = re.compile(
     r"^(?:error:?\s*)?(?:command\s+)?(?:exit(?:ed)?(?: with)?(?: code| status)?|returned)\s*:?\s*-?\d+\b", re.I
 )
@@ -65,8 +74,9 @@ def _letters(text: str) -> int:
 
 def harness_noise(text: str) -> str | None:
     """Why ``text`` (an error, or a failure's issue and error) is the harness talking, or None."""
-    if _MANY_MATCHES.search(text):
-        return "harness noise: the edit tool's old text matched more than once"
+    for pattern, reason in _HARNESS_PATTERNS:
+        if pattern.search(text):
+            return f"harness noise: {reason}"
     for marker, reason in _HARNESS:
         if marker in text:
             return f"harness noise: {reason}"

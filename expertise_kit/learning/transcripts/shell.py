@@ -2,28 +2,73 @@
 
 from __future__ import annotations
 
-import shlex
+import re
 from functools import lru_cache
 
-__all__ = ["file_effects", "program_of"]
+__all__ = ["file_effects", "program_of", "programs_in"]
 
-_SEPARATORS = {"&&", "||", ";", "|", "&", "\n"}
+_SEPARATOR_CHARS = frozenset(";&|\n")  # `&&`, `||`, `;`, `|`, `&` and line ends, outside quotes
+# `2>&1`, `>&2`, `&>log`: redirections, whose `&` is no command separator.
+_REDIRECT = re.compile(r"\d*[<>]&(?:\d+|-)?|&>>?")
+# `<<EOF`, `<<-'EOF'`, `<< "JS"`: the lines after it, up to the tag alone on a line, are data, not commands.
+_HEREDOC = re.compile(r"(?<!<)<<-?(?!<)\s*(['\"]?)([A-Za-z_][\w-]*)\1")  # not a `<<<` here-string
+
+
+def _drop_heredocs(command: str) -> str:
+    if "<<" not in command:
+        return command
+    kept: list[str] = []
+    tags: list[str] = []
+    for line in command.split("\n"):
+        if tags:
+            if line.strip() == tags[0]:
+                tags.pop(0)
+            continue
+        kept.append(line)
+        tags.extend(match.group(2) for match in _HEREDOC.finditer(line))
+    return "\n".join(kept)
 
 
 def _segments(command: str) -> list[list[str]]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-    except ValueError:  # unbalanced quotes: fall back to plain whitespace
-        tokens = command.split()
+    """The simple commands of a shell line, as unquoted words: split at `&&`, `||`, `;`, `|`, `&` and line
+    ends outside quotes, with heredoc bodies left out. Quotes may sit inside a word (`-c user.name="A B"`)."""
+    text = _REDIRECT.sub(
+        lambda m: " >" if m.group().startswith("&") else " ", _drop_heredocs(command.replace("\\\n", " "))
+    )
     segments: list[list[str]] = [[]]
-    for token in tokens:
-        if token in _SEPARATORS or set(token) <= set(";&|"):
-            segments.append([])
+    word: list[str] = []
+    in_word = False  # a word was started, even an empty quoted one ('')
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        index += 1
+        if quote:
+            if char == quote:
+                quote = ""
+            elif char == "\\" and quote == '"' and index < len(text) and text[index] in '"\\$`':
+                word.append(text[index])
+                index += 1
+            else:
+                word.append(char)
+            continue
+        if char in "'\"":
+            quote, in_word = char, True
+        elif char == "\\" and index < len(text):
+            word.append(text[index])
+            in_word = True
+            index += 1
+        elif char in " \t\r" or char in _SEPARATOR_CHARS:
+            if in_word:
+                segments[-1].append("".join(word))
+                word, in_word = [], False
+            if char in _SEPARATOR_CHARS and segments[-1]:
+                segments.append([])
         else:
-            segments[-1].append(token)
+            word.append(char)
+            in_word = True
+    if in_word:  # an unclosed quote keeps what it held
+        segments[-1].append("".join(word))
     return [segment for segment in segments if segment]
 
 
@@ -68,35 +113,45 @@ def program_of(command: str) -> str:
 
     Wrappers are seen through: `cd dir && X`, `npx X`, `uv run X`, `poetry run X`, `bundle exec X`.
     """
-    for words in _segments(command):
-        while words and "=" in words[0] and not words[0].startswith("-"):
+    programs = programs_in(command)
+    return programs[0] if programs else ""
+
+
+@lru_cache(maxsize=4096)
+def programs_in(command: str) -> tuple[str, ...]:
+    """The program of each simple command in ``command``, in order (`cd`, `export` and the like left out)."""
+    found = (_program_words(words) for words in _segments(command))
+    return tuple(program for program in found if program)
+
+
+def _program_words(words: list[str]) -> str:
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words = words[1:]
+    while words:
+        if words[0] in _PREFIXES:
             words = words[1:]
-        while words:
-            if words[0] in _PREFIXES:
-                words = words[1:]
-            elif words[0] in _RUNNERS and words[1:2] == ["run"] or words[0] == "bundle" and words[1:2] == ["exec"]:
-                words = words[2:]
-            else:
-                break
-        if not words or words[0] in ("cd", "export", "source", ".", "set", "pushd"):
-            continue
-        name = words[0].rsplit("/", 1)[-1]
-        if name in ("python", "python3") and len(words) >= 3 and words[1] == "-m":
-            return f"python -m {words[2]}"
-        if name in _WITH_SUBCOMMAND:
-            rest: list[str] = []
-            skip = False
-            for word in words[1:]:
-                if skip:
-                    skip = False
-                elif word in ("-C", "-c", "-p", "--prefix", "--filter", "-F", "--cwd"):
-                    skip = True  # an option's value is not the subcommand (`git -C dir push`)
-                elif not word.startswith("-"):
-                    rest.append(word)
-            if name in ("npm", "pnpm", "yarn", "bun") and rest[:1] in (["exec"], ["dlx"]):
-                return program_of(" ".join(words[words.index(rest[0]) + 1 :]))  # `pnpm exec vitest` runs vitest
-            if name in ("npm", "pnpm", "yarn", "bun") and rest[:1] == ["run"]:
-                rest = rest[1:]
-            return f"{name} {rest[0]}" if rest else name
-        return name
-    return ""
+        elif words[0] in _RUNNERS and words[1:2] == ["run"] or words[0] == "bundle" and words[1:2] == ["exec"]:
+            words = words[2:]
+        else:
+            break
+    if not words or words[0] in ("cd", "export", "source", ".", "set", "pushd"):
+        return ""
+    name = words[0].rsplit("/", 1)[-1]
+    if name in ("python", "python3") and len(words) >= 3 and words[1] == "-m":
+        return f"python -m {words[2]}"
+    if name in _WITH_SUBCOMMAND:
+        rest: list[str] = []
+        skip = False
+        for word in words[1:]:
+            if skip:
+                skip = False
+            elif word in ("-C", "-c", "-p", "--prefix", "--filter", "-F", "--cwd") or word in (">", ">>", "<", "2>"):
+                skip = True  # an option's value, a redirect's file: not the subcommand (`git -C dir push`)
+            elif not word.startswith(("-", ">", "<", "2>")):
+                rest.append(word)
+        if name in ("npm", "pnpm", "yarn", "bun") and rest[:1] in (["exec"], ["dlx"]):
+            return _program_words(words[words.index(rest[0]) + 1 :])  # `pnpm exec vitest` runs vitest
+        if name in ("npm", "pnpm", "yarn", "bun") and rest[:1] == ["run"]:
+            rest = rest[1:]
+        return f"{name} {rest[0]}" if rest else name
+    return name
