@@ -183,7 +183,8 @@ class SessionScore:
     index: int
     source: Path
     session_id: str
-    task_problem: str | None  # why prompts[0] is no real task, or None
+    task_problem: str | None  # why the session's task is no real prompt, or None
+    task_given: bool  # whether any of its prompts is a real one: a session with none has no task to find
     injected: dict[str, str]  # event label ("start", "prompt1", ...) -> the text the agent received
     fail_recall: Ratio  # over failing programs that had failed in an earlier session
     file_recall: Ratio  # over edited files that were edited in an earlier session
@@ -225,7 +226,12 @@ class SeriesResult:
         return sum(s.chars(*s.prompt_labels) for s in later) / len(later) if later else None
 
     def real_tasks(self) -> Ratio:
-        return Ratio(sum(1 for s in self.sessions if s.task_problem is None), len(self.sessions))
+        """Sessions whose task, as read, is a real prompt, over sessions that gave one at all."""
+        given = [s for s in self.sessions if s.task_given]
+        return Ratio(sum(1 for s in given if s.task_problem is None), len(given))
+
+    def no_task_given(self) -> int:
+        return sum(1 for s in self.sessions if not s.task_given)
 
 
 def _learned(report: dict[str, Any]) -> str:
@@ -261,7 +267,6 @@ def _replay(replay: Replay, sessions: list[tuple[Path, Session]], result: Series
     failed_before: set[str] = set()
     edited_before: set[str] = set()
     for index, (path, session) in enumerate(sessions, 1):
-        prompt = session.prompts[0] if session.prompts else None
         start = replay.inject(session)
         said = [replay.inject(session, text) for text in session.prompts[:prompts]]
         first = said[0] if said else Injection()
@@ -271,7 +276,8 @@ def _replay(replay: Replay, sessions: list[tuple[Path, Session]], result: Series
             index=index,
             source=path,
             session_id=session.id,
-            task_problem=prompt_problem(prompt),
+            task_problem=prompt_problem(session.task or None),
+            task_given=any(prompt_problem(text) is None for text in session.prompts),
             injected={"start": start.text} | {f"prompt{n}": i.text for n, i in enumerate(said, 1)},
             fail_recall=recall(before_work, failing & failed_before, names_program),
             file_recall=recall(before_work, edited & edited_before, names_file),
@@ -353,7 +359,8 @@ def print_block(result: SeriesResult, out: Callable[[str], None] = print) -> Non
         f"  paths in two domains: {len(store.paths_in_two_domains)}   lessons in two domains: "
         f"{len(store.ids_in_two_domains)}   near-duplicates: {store.near_duplicates}"
     )
-    out(f"  sessions whose task is a real prompt: {result.real_tasks()}")
+    out(f"  sessions whose task is a real prompt: {result.real_tasks()}   sessions with no prompt to find: "
+        f"{result.no_task_given()}")
     for example in (*store.harness_noise[:3], *(f"says nothing: {e}" for e in store.says_nothing[:3])):
         out(f"    e.g. {example}")
     for note in result.notes + [f"k={s.index}: {n}" for s in result.sessions for n in s.notes]:
@@ -391,6 +398,7 @@ def as_json(result: SeriesResult) -> dict[str, Any]:
             "near_duplicates": _ratio(store.near_duplicates),
         },
         "real_tasks": _ratio(result.real_tasks()),
+        "no_task_given": result.no_task_given(),
         "sessions": [
             {
                 "k": score.index,

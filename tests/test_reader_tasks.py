@@ -123,3 +123,24 @@ def test_codex_compaction_summaries_are_kept(tmp_path: Path) -> None:
         handle.write(json.dumps(compacted) + "\n")
     session = read_transcript(path)
     assert session.summaries == ["Fixed X."] and session.prompts == ["Add a migration for the orders table"]
+
+
+def test_the_ide_extensions_wrapper_gives_the_request_under_it() -> None:
+    wrapped = (
+        "# Context from my IDE setup:\n\n## Active file: src/cli.py\n\n## Open tabs:\n- cli.py: src/cli.py\n\n"
+        "## My request for Codex:\nwhy do we need both __init__.py and __main__.py?\n"
+    )
+    assert task_text(wrapped) == "why do we need both __init__.py and __main__.py?"
+    assert task_text("# Context from my IDE setup:\n\n## Active file: README.md\n") == ""
+
+
+def test_a_bare_slash_command_is_not_the_task_when_a_request_follows(tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("/clarify")
+    s.prompt("study the spec-kit docs and fill in the open questions")
+    session = read_transcript(s.write(tmp_path / "s.jsonl"))
+    assert session.prompts == ["/clarify", "study the spec-kit docs and fill in the open questions"]
+    assert session.task == "study the spec-kit docs and fill in the open questions"
+    alone = ClaudeSession()
+    alone.prompt("/specify")
+    assert read_transcript(alone.write(tmp_path / "t.jsonl")).task == "/specify"  # nothing better: kept

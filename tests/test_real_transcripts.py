@@ -301,14 +301,14 @@ def _tasks() -> list[tuple[str, str, str | None]]:
     rows: list[tuple[str, str, str | None]] = []
     for name, expected in EXPECTED_TASKS.items():
         session = read_transcript(TRANSCRIPTS / name)
-        rows.append((name, expected, session.prompts[0] if session.prompts else None))
+        rows.append((name, expected, session.task or None))
     for index, (expected_or_none, session) in enumerate(
         zip(EXPECTED_AIDER_TASKS, read_sessions(TRANSCRIPTS / _AIDER), strict=True)
     ):
         if expected_or_none is None:
             assert session.prompts == []
         else:
-            rows.append((f"{_AIDER}#{index}", expected_or_none, session.prompts[0] if session.prompts else None))
+            rows.append((f"{_AIDER}#{index}", expected_or_none, session.task or None))
     return rows
 
 

@@ -618,8 +618,7 @@ def extract(session: Session, project_root: str | None) -> Extraction:
                     rel[path] = relative
     bases = tuple(sorted({b.rstrip("/") for b in (root, session.cwd) if b}, key=len, reverse=True))
     ctx = _Context(rel, bases)
-    prompt = next((p for p in session.prompts if p.strip()), "")
-    extraction.task = ctx.first_line(prompt, ISSUE_CHARS)
+    extraction.task = ctx.first_line(session.task, ISSUE_CHARS)
     _failures(extraction, ctx)
     _summaries(extraction, ctx)
     _files(extraction, ctx)

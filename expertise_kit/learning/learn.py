@@ -126,7 +126,8 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
         report.warnings.extend(session.warnings)
         extraction = extract(session, str(store.project.root))
         modified = [f for learning in extraction.learnings for f in learning.files if learning.kind == "file"]
-        primary = classify(" ".join(session.prompts[:3]), modified, rules).domain
+        asked = [session.task, *(p for p in session.prompts if p != session.task)][:3]
+        primary = classify(" ".join(asked), modified, rules).domain
         report.sessions.append(_session_record(extraction, primary))
         for rejected in extraction.rejected:
             report.rejected.setdefault(primary, []).append(

@@ -54,6 +54,10 @@ class ToolCall:
     excerpt: str = ""  # an edit's new lines, a short head of them: what the change was
 
 
+# A slash command with no arguments: `/specify`, `/speckit.clarify`, `/review`.
+BARE_COMMAND = re.compile(r"\s*/[\w:.-]+\s*")
+
+
 @dataclass
 class Session:
     id: str
@@ -71,6 +75,15 @@ class Session:
     skipped_lines: int = 0
     branches: int = 1
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def task(self) -> str:
+        """What the session was asked to do: its first prompt that is more than a bare slash command
+        (`/clarify` alone names a template, not the work; what the user typed next does), else the first."""
+        for prompt in self.prompts:
+            if prompt.strip() and not BARE_COMMAND.fullmatch(prompt):
+                return prompt
+        return next((p for p in self.prompts if p.strip()), "")
 
     @property
     def threads(self) -> dict[str, list[ToolCall]]:

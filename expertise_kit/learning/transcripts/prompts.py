@@ -40,6 +40,9 @@ _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
 _IMAGES_ONLY = re.compile(r"(?:\s*\[Image(?: #\d+)?[^\]]*\])+\s*")
 # spec-kit and similar prompt templates quote what the user typed under "## User Input" in a text fence.
 _TEMPLATE_INPUT = re.compile(r"\A## User Input\s*```(?:text)?\n(.*?)```", re.S)
+# Codex's IDE extension sends "# Context from my IDE setup:" (active file, open tabs), then the request.
+_IDE_CONTEXT = "# Context from my IDE setup:"
+_IDE_REQUEST = re.compile(r"^## My request for [\w .-]+:[ \t]*\n(.*)", re.S | re.M)
 # Claude Code's built-in commands that set up the session rather than ask for work; their arguments too
 # (`/model opus`, `/compact keep the errors`). A prompt command (`/init`, `/review`, a project's own
 # command) is a task.
@@ -68,6 +71,12 @@ def task_text(text: str) -> str:
         return ""
     if _IMAGES_ONLY.fullmatch(stripped):
         return ""
+    if stripped.startswith(_IDE_CONTEXT):
+        # The IDE extension's wrapper: open tabs and the active file, then the request under its heading.
+        request = _IDE_REQUEST.search(stripped)
+        stripped = request.group(1).strip() if request else ""
+        if not stripped:
+            return ""
     quoted = _TEMPLATE_INPUT.match(stripped)
     if quoted and quoted.group(1).strip():
         stripped = quoted.group(1).strip()
