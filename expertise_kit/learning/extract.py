@@ -326,11 +326,12 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
             continue
         if same:
             parts = [said] if said else []
+            # The command that worked goes before the edits: a long excerpt must not cut it off.
+            if call.command and call.command.strip() != failed.command.strip():
+                parts.append(f"then `{ctx.first_line(call.command, 80)}` worked")
             parts += edits[:3]
             if not edits:  # with an edit, the edit is the fix: `npm install` on the way is not
                 parts += list(dict.fromkeys(commands))[:2]
-            if call.command and call.command.strip() != failed.command.strip():
-                parts.append(f"then `{ctx.first_line(call.command, 80)}` worked")
             return "; ".join(parts) or None  # nothing changed: it just worked on a retry
         if call.modifies:
             excerpt = str(getattr(call, "excerpt", "") or "").strip()

@@ -11,39 +11,30 @@ _SEPARATOR_CHARS = frozenset(";&|\n")  # `&&`, `||`, `;`, `|`, `&` and line ends
 # `2>&1`, `>&2`, `&>log`: redirections, whose `&` is no command separator.
 _REDIRECT = re.compile(r"\d*[<>]&(?:\d+|-)?|&>>?")
 # `<<EOF`, `<<-'EOF'`, `<< "JS"`: the lines after it, up to the tag alone on a line, are data, not commands.
-_HEREDOC = re.compile(r"(?<!<)<<-?(?!<)\s*(['\"]?)([A-Za-z_][\w-]*)\1")  # not a `<<<` here-string
-
-
-def _drop_heredocs(command: str) -> str:
-    if "<<" not in command:
-        return command
-    kept: list[str] = []
-    tags: list[str] = []
-    for line in command.split("\n"):
-        if tags:
-            if line.strip() == tags[0]:
-                tags.pop(0)
-            continue
-        kept.append(line)
-        tags.extend(match.group(2) for match in _HEREDOC.finditer(line))
-    return "\n".join(kept)
+_HEREDOC = re.compile(r"<<-?(?!<)\s*(['\"]?)([A-Za-z_][\w-]*)\1")
 
 
 def _segments(command: str) -> list[list[str]]:
     """The simple commands of a shell line, as unquoted words: split at `&&`, `||`, `;`, `|`, `&` and line
     ends outside quotes, with heredoc bodies left out. Quotes may sit inside a word (`-c user.name="A B"`)."""
-    text = _REDIRECT.sub(
-        lambda m: " >" if m.group().startswith("&") else " ", _drop_heredocs(command.replace("\\\n", " "))
-    )
+    text = command.replace("\\\n", " ")
     segments: list[list[str]] = [[]]
     word: list[str] = []
     in_word = False  # a word was started, even an empty quoted one ('')
     quote = ""
+    heredocs: list[str] = []  # tags whose bodies start at the next line end
     index = 0
+
+    def end_word() -> None:
+        nonlocal word, in_word
+        if in_word:
+            segments[-1].append("".join(word))
+            word, in_word = [], False
+
     while index < len(text):
         char = text[index]
-        index += 1
         if quote:
+            index += 1
             if char == quote:
                 quote = ""
             elif char == "\\" and quote == '"' and index < len(text) and text[index] in '"\\$`':
@@ -52,24 +43,50 @@ def _segments(command: str) -> list[list[str]]:
             else:
                 word.append(char)
             continue
-        if char in "'\"":
+        redirect = _REDIRECT.match(text, index) if char in "<>&0123456789" else None
+        heredoc = _HEREDOC.match(text, index) if text.startswith("<<", index) else None
+        if heredoc and not text.startswith("<<<", index):
+            end_word()
+            heredocs.append(heredoc.group(2))
+            index = heredoc.end()
+        elif redirect and (char != "&" or redirect.group() != "&") and not (char.isdigit() and in_word):
+            end_word()
+            if redirect.group().startswith("&"):
+                segments[-1].append(">")  # `&>log`: the file that follows is no subcommand
+            index = redirect.end()
+        elif char in "'\"":
             quote, in_word = char, True
-        elif char == "\\" and index < len(text):
-            word.append(text[index])
-            in_word = True
             index += 1
+        elif char == "\\" and index + 1 < len(text):
+            word.append(text[index + 1])
+            in_word = True
+            index += 2
         elif char in " \t\r" or char in _SEPARATOR_CHARS:
-            if in_word:
-                segments[-1].append("".join(word))
-                word, in_word = [], False
+            end_word()
             if char in _SEPARATOR_CHARS and segments[-1]:
                 segments.append([])
+            index += 1
+            if char == "\n" and heredocs:
+                index = _skip_bodies(text, index, heredocs)
+                heredocs = []
         else:
             word.append(char)
             in_word = True
-    if in_word:  # an unclosed quote keeps what it held
-        segments[-1].append("".join(word))
+            index += 1
+    end_word()  # an unclosed quote keeps what it held
     return [segment for segment in segments if segment]
+
+
+def _skip_bodies(text: str, index: int, tags: list[str]) -> int:
+    """Where the text resumes after the heredoc bodies that start at ``index``, one per tag in order."""
+    for tag in tags:
+        while index < len(text):
+            end = text.find("\n", index)
+            line = text[index:] if end < 0 else text[index:end]
+            index = len(text) if end < 0 else end + 1
+            if line.strip() == tag:
+                break
+    return index
 
 
 def file_effects(command: str) -> tuple[list[str], list[str]]:
