@@ -254,6 +254,15 @@ def test_the_agents_next_words_are_kept_only_when_they_speak_of_the_failure() ->
     assert solution("Perfect! The release is out and everyone is happy.").startswith("changed knip.json")
 
 
+def test_a_multi_line_command_is_described_by_what_it_ran() -> None:
+    session = _session(
+        _SaidCall("1", "Bash", command='python -c "\nimport torch\nprint(torch.cuda.mem_info())\n"', ok=False,
+                  error="AttributeError: module 'torch.cuda' has no attribute 'mem_info'"),
+    )  # fmt: skip
+    [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+    assert failure["issue"] == '`python -c " import torch print(torch.cuda.mem_info()) "`'
+
+
 def test_a_fix_found_at_a_later_sighting_in_the_session_is_kept() -> None:
     crlf = "/usr/bin/env: 'bash\\r': No such file or directory"
     session = _session(
@@ -275,6 +284,10 @@ def test_a_fix_found_at_a_later_sighting_in_the_session_is_kept() -> None:
         ("Bash", "cargo test", "command timed out after 10031 milliseconds", "time limit"),
         ("Bash", "python3 -c pass", "failed in sandbox:", "says nothing"),
         ("WebFetch", "", "Request failed with status code 403", "web look-up"),
+        ("Bash", "python a.py 2>&;python b.py", "(eval):1: parse error near `;'", "did not parse"),
+        ("Bash", "tail -5\"", "bash: eval: line 1: unexpected EOF while looking for matching `\"'", "parse"),
+        ("Bash", "python t.py &", "Tool permission request failed: Error: Tool permission stream closed", "permission"),
+        ("mcp__search__web", "", "MCP error -32001: user-cancel", "cancelled"),
     ],
 )
 def test_the_agents_sandbox_and_web_tools_are_not_project_lessons(

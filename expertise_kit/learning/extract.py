@@ -255,7 +255,11 @@ def pick_error(text: str) -> str:
 
 def _describe_call(call: ToolCall, ctx: _Context) -> str:
     if call.command:
-        return f"`{ctx.first_line(call.command, 80)}`"
+        line = ctx.first_line(call.command, 80)
+        if line.rstrip().endswith(("\"", "'", "\\")) or len(line) < 12:
+            # `python -c "` alone says nothing: the lines that follow, folded into one, say what ran.
+            line = ctx.clean(" ".join(redact(call.command).split()), 80)
+        return f"`{line}`"
     if call.paths:
         return f"{call.name} {ctx.rel.get(call.paths[0], PurePosixPath(call.paths[0]).name)}"
     return call.name

@@ -43,12 +43,21 @@ _HARNESS: tuple[tuple[str, str], ...] = (
     ("<tool_use_error>", "a tool protocol error"),
     ("sandbox error: command was killed", "the agent's sandbox killed the command"),
     ("with execution error: Denied", "the agent's sandbox denied the call"),
+    ("Tool permission stream closed", "the harness's permission prompt went away"),
+    ("Tool permission request failed", "the harness's permission prompt went away"),
+    ("MCP error -32001: user-cancel", "the user cancelled the call"),
 )
 # Patterns of the same kind, where a marker alone would be too loose.
 _HARNESS_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Found \d+ matches of the string to replace"), "the edit tool's old text matched more than once"),
     (re.compile(r"^command timed out after \d+ milliseconds", re.M), "the harness's time limit for one call"),
     (re.compile(r"\.git/[^\s'\"]*'?:? Operation not permitted"), "the agent's sandbox keeps .git read-only"),
+    # The shell could not parse the command line the agent typed: its typo, not the project's.
+    (
+        re.compile(r"^(?:\(eval\):\d*:? ?parse error near|(?:ba|z)?sh: (?:eval|-c): line \d+: (?:syntax error|"
+                   r"unexpected EOF while looking for matching))", re.M),
+        "the agent's command line did not parse",
+    ),  # fmt: skip
 )
 _EXIT_ONLY = re.compile(
     r"^(?:error:?\s*)?(?:command\s+)?(?:exit(?:ed)?(?: with)?(?: code| status)?|returned)\s*:?\s*-?\d+\b", re.I
