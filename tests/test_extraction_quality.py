@@ -254,6 +254,13 @@ def test_the_agents_next_words_are_kept_only_when_they_speak_of_the_failure() ->
     assert solution("Perfect! The release is out and everyone is happy.").startswith("changed knip.json")
 
 
+def test_a_start_up_files_parse_error_above_the_real_error_does_not_hide_it() -> None:
+    output = "(eval):1: parse error near `()'\nTraceback (most recent call last):\nNameError: name 'nn' is not defined"
+    session = _session(_SaidCall("1", "Bash", command="python test_fix.py", ok=False, error=output))
+    [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+    assert failure["error"] == "NameError: name 'nn' is not defined"
+
+
 def test_a_multi_line_command_is_described_by_what_it_ran() -> None:
     session = _session(
         _SaidCall("1", "Bash", command='python -c "\nimport torch\nprint(torch.cuda.mem_info())\n"', ok=False,

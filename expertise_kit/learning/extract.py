@@ -20,7 +20,7 @@ from expertise_kit import clock
 from expertise_kit.clock import iso
 from expertise_kit.document.ids import error_signature, normalise_path
 from expertise_kit.fast.render import strip_controls
-from expertise_kit.learning.quality import harness_noise, says_nothing
+from expertise_kit.learning.quality import command_typo, harness_noise, says_nothing
 from expertise_kit.learning.redact import redact
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of, programs_in
@@ -451,6 +451,10 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue
             error = pick_error(scrubbed)
+            typo = command_typo(error)
+            if typo:
+                extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", typo))
+                continue
             if _lookup_miss(call, error):
                 reason = "a look-up that found nothing: a guessed path or an empty search"
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", reason))

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["rejection_reason", "harness_noise", "says_nothing", "solution_names_action", "generic_pattern"]
+__all__ = [
+    "rejection_reason", "harness_noise", "command_typo", "says_nothing", "solution_names_action", "generic_pattern",
+]  # fmt: skip
 
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
 _SAME_TOOL_TWICE = re.compile(r"\b(\w+)\s*(?:->|→)\s*\1\b")
@@ -52,12 +54,13 @@ _HARNESS_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Found \d+ matches of the string to replace"), "the edit tool's old text matched more than once"),
     (re.compile(r"^command timed out after \d+ milliseconds", re.M), "the harness's time limit for one call"),
     (re.compile(r"\.git/[^\s'\"]*'?:? Operation not permitted"), "the agent's sandbox keeps .git read-only"),
-    # The shell could not parse the command line the agent typed: its typo, not the project's.
-    (
-        re.compile(r"^(?:\(eval\):\d*:? ?parse error near|(?:ba|z)?sh: (?:eval|-c): line \d+: (?:syntax error|"
-                   r"unexpected EOF while looking for matching))", re.M),
-        "the agent's command line did not parse",
-    ),  # fmt: skip
+)
+# The shell could not parse the command line the agent typed: its typo, not the project's. Judged on the
+# error line picked from the output only: a shell start-up file that fails to parse prints the same words
+# above the real error of every command.
+_TYPO = re.compile(
+    r"^(?:\(eval\):\d*:? ?parse error near|(?:ba|z)?sh: (?:eval|-c): line \d+: (?:syntax error|"
+    r"unexpected EOF while looking for matching))"
 )
 _EXIT_ONLY = re.compile(
     r"^(?:error:?\s*)?(?:command\s+)?(?:exit(?:ed)?(?: with)?(?: code| status)?|returned)\s*:?\s*-?\d+\b", re.I
@@ -92,6 +95,11 @@ def harness_noise(text: str) -> str | None:
     return None
 
 
+def command_typo(error: str) -> str | None:
+    """Why ``error`` (the error line picked from an output) is the agent's own unparsable command line."""
+    return "harness noise: the agent's command line did not parse" if _TYPO.match(error.strip()) else None
+
+
 def says_nothing(error: str) -> bool:
     """An error with nothing in it beyond a word like "failed" or an exit code."""
     stripped = error.strip()
@@ -120,7 +128,7 @@ def rejection_reason(kind: str, raw: dict[str, Any]) -> str | None:
     """Why ``raw`` should not be stored, or None when it may be."""
     if kind == "failure":
         error = str(raw.get("error") or "").strip()
-        noise = harness_noise(f"{error}\n{raw.get('issue') or ''}")
+        noise = harness_noise(f"{error}\n{raw.get('issue') or ''}") or command_typo(error)
         if noise:
             return noise
         if says_nothing(error):
