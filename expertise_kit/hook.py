@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing and dataclasses cost milliseconds on every promp
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["main", "Quiet", "find_expertise"]
+__all__ = ["main", "Quiet", "find_expertise", "session_key"]
 
 MAX_STDIN = 4 << 20
 # The most YAML the hook parses before answering: about half a second of ruamel and pydantic on a busy
@@ -221,7 +221,7 @@ def _file_signature(expertise_dir: str, name: str) -> list[int] | None:
     return signature(os.path.join(expertise_dir, f"{name}.yaml"))
 
 
-def _session_key(payload: dict[str, Any]) -> str | None:
+def session_key(payload: dict[str, Any]) -> str | None:
     """The agent's session id from its hook input, if it is one we can use as a file name."""
     for field in ("session_id", "sessionId", "conversation_id"):
         value = payload.get(field)
@@ -259,7 +259,7 @@ def _select(
                     cache["domains"].setdefault(name, {}).update(rebuilt["domains"][name])
         return [n for n in missing if "entries" not in (cache["domains"].get(n) or {})]
 
-    key = _session_key(payload)
+    key = session_key(payload)
     if key is not None:  # the session's state, read and written only when the agent names its session
         from expertise_kit.fast.session import injected, remember
     given = injected(expertise_dir, key) if key is not None else []

@@ -33,6 +33,8 @@ def _provenance(item: Item) -> str:
         parts.append(f"last {seen:%Y-%m-%d}")
     if item.helpful or item.harmful:
         parts.append(f"+{item.helpful}/-{item.harmful}")
+    if item.ended_well:
+        parts.append(f"shown in {item.ended_well} good session{'s' if item.ended_well != 1 else ''}")
     return ", ".join(parts)
 
 

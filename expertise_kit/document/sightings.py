@@ -14,7 +14,9 @@ __all__ = ["add_sighting", "combine_sightings", "merge_sightings", "PROVENANCE_K
 MAX_SESSIONS_KEPT = 20  # an entry seen in hundreds of sessions keeps the latest; recurrence keeps the count
 
 # Keys whose values both sides of a merge may change independently and that combine without a conflict.
-PROVENANCE_KEYS = frozenset({"sessions", "recurrence", "first_seen", "last_seen", "helpful", "harmful"})
+PROVENANCE_KEYS = frozenset(
+    {"sessions", "recurrence", "first_seen", "last_seen", "helpful", "harmful", "ended_well"}
+)
 
 
 def add_sighting(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
@@ -83,7 +85,7 @@ def merge_sightings(
     recurrence = max(a + b - _count(base, "recurrence", 1) - common, a, b, 1)
     if "recurrence" in ours or "recurrence" in theirs or recurrence > 1:
         merged["recurrence"] = recurrence
-    for key in ("helpful", "harmful"):
+    for key in ("helpful", "harmful", "ended_well"):
         if key in ours or key in theirs:
             # Feedback carries no session of its own yet: each side's increase is counted once.
             a, b = _count(ours, key, 0), _count(theirs, key, 0)

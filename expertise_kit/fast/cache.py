@@ -42,7 +42,7 @@ __all__ = [
     "signatures_for",
 ]
 
-CACHE_VERSION = 9
+CACHE_VERSION = 10
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 

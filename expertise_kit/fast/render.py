@@ -188,6 +188,7 @@ def prepare_entry(entry: dict[str, Any], token_count: int) -> dict[str, Any]:
         "rec": int(entry.get("recurrence") or 1),
         "help": int(entry.get("helpful") or 0),
         "harm": int(entry.get("harmful") or 0),
+        "well": int(entry.get("ended_well") or 0),
         "seen": int(entry.get("seen_epoch") or 0),
         "stale": bool(entry.get("stale")),
         "learned": bool(entry.get("learned")),

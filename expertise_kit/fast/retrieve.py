@@ -64,8 +64,10 @@ _SECONDS_A_DAY = 86400.0
 
 def _prior(entry: dict[str, Any]) -> float:
     """Posterior mean of "this entry helps" under a Beta(1, 1) prior, plus an exploration bonus that
-    shrinks as evidence grows (an untried entry gets shown and so tried). Between ~0.2 and ~1.4."""
-    helpful, harmful = int(entry.get("help", 0)), int(entry.get("harm", 0))
+    shrinks as evidence grows (an untried entry gets shown and so tried). Between ~0.2 and ~1.4. A session
+    that ended well with the entry shown is a third of a helpful: weaker evidence than a heeded warning."""
+    helpful = int(entry.get("help", 0)) + int(entry.get("well", 0)) / 3.0
+    harmful = int(entry.get("harm", 0))
     trials = helpful + harmful
     return (helpful + 1) / (trials + 2) + 0.5 / float((1 + trials) ** 0.5)
 

@@ -27,6 +27,7 @@ class LearnReport:
     errors: list[UserError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     dry_run: bool = False
+    extractions: list[Extraction] = field(default_factory=list, repr=False)  # for the feedback step
 
     def as_json(self) -> dict[str, Any]:
         domains: dict[str, Any] = {}
@@ -125,6 +126,7 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
     for session in iter_sessions(paths, fmt, report.errors):
         report.warnings.extend(session.warnings)
         extraction = extract(session, str(store.project.root))
+        report.extractions.append(extraction)
         modified = [f for learning in extraction.learnings for f in learning.files if learning.kind == "file"]
         asked = [session.task, *(p for p in session.prompts if p != session.task)][:3]
         primary = classify(" ".join(asked), modified, rules).domain

@@ -42,9 +42,29 @@ def post_session(agent: str, payload: dict[str, Any]) -> str | None:
     from expertise_kit.project import find_project
     from expertise_kit.store import Store
 
-    report = learn_from(Store(find_project(Path(cwd))), [Path(path)])
+    store = Store(find_project(Path(cwd)))
+    report = learn_from(store, [Path(path)])
     added = sum(len(m.added) for m in report.domains.values())
     seen = sum(len(m.updated) for m in report.domains.values())
-    return f"learned {added} new, {seen} seen again from {os.path.basename(path)}"
+    note = f"learned {added} new, {seen} seen again from {os.path.basename(path)}"
+    credit = _credit(store, payload, report)
+    return f"{note}; {credit}" if credit else note
+
+
+def _credit(store: Any, payload: dict[str, Any], report: Any) -> str | None:
+    """Feedback on what the pre-task hook injected into this session, judged against what it did."""
+    from expertise_kit.fast.session import injected
+    from expertise_kit.hook import session_key
+    from expertise_kit.store.credit import credit_session
+
+    key = session_key(payload)
+    ids = injected(str(store.project.expertise_dir), key) if key else []
+    if not key or not ids or len(report.extractions) != 1:
+        return None
+    credit = credit_session(store, key, ids, report.extractions[0])
+    if not credit.total:
+        return None
+    counts = (len(credit.helpful), len(credit.harmful), len(credit.ended_well))
+    return "feedback: {} helpful, {} harmful, {} ended well".format(*counts)
 
 

@@ -75,6 +75,7 @@ class Transaction:
     removed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     reverts: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)  # extra trailers, as Revision.counts
     config_changed: bool = False
     dry_run: bool = False
 
@@ -193,6 +194,7 @@ class Transaction:
             by_hand=self.by_hand,
             written=written,
             motion=git_motion(project.git) if project.git is not None else "",
+            counts=dict(self.counts),
         )
 
     def _make_sure_committed(self, revision: Revision, outcome: CommitOutcome) -> CommitOutcome:

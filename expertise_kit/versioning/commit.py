@@ -65,6 +65,7 @@ class Revision:
     # later write tells a change git made to the file (a stash, an aborted rebase) from a person's edit.
     written: dict[str, str] = field(default_factory=dict)
     motion: str = ""
+    counts: dict[str, int] = field(default_factory=dict)  # extra trailers: `Expertise-Helpful: 2`
 
     def __post_init__(self) -> None:
         if self.change not in CHANGE_TYPES:
@@ -167,6 +168,9 @@ def _message(revision: Revision, pending: list[Revision]) -> str:
         trailers.append(f"{TRAILER_PREFIX}Session: {session}")
     added = list(dict.fromkeys(i for r in everything for i in _ids(r.added) if _is_hex(i)))
     removed = list(dict.fromkeys(i for r in everything for i in _ids(r.removed) if _is_hex(i)))
+    for name, count in revision.counts.items():
+        if name.replace("-", "").isalnum() and isinstance(count, int):
+            trailers.append(f"{TRAILER_PREFIX}{name}: {count}")
     if added:
         trailers.append(f"{TRAILER_PREFIX}Added: {' '.join(added)}")
     if removed:

@@ -1,0 +1,153 @@
+"""Automatic feedback after a session: what the hooks showed it, set against what it then did.
+
+The pre-task hook keeps, per agent session, the ids of the entries it injected (``fast/session.py``).
+After the session is learned, each injected entry is judged once:
+
+- **harmful** ("not heeded"): a failure entry whose failure happened in the session anyway. The warning
+  was shown and did not prevent it: wrong, unclear, or ignored. Either way it did not earn its place.
+- **helpful** ("heeded"): a failure entry that was relevant (the session ran its program, or touched the
+  file it is about) and whose failure did not happen.
+- **ended_well**, the smaller credit: any other injected entry of a session that ended well. Ranking
+  weighs it a third of a helpful.
+
+All verdicts of one session land in one commit, with the counts in trailers. A session is credited once
+per entry: a later pass over the same session (a per-turn stop event, a resumed session) judges only
+entries injected since, so nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from expertise_kit.document.entries import FailureEntry, item_id, item_text, parse_item
+from expertise_kit.document.splice import Edit, Replace
+from expertise_kit.errors import UserError
+from expertise_kit.fast.cache import cache_dir
+from expertise_kit.learning.extract import Extraction, main_program
+from expertise_kit.learning.transcripts.shell import programs_in
+from expertise_kit.store import Store
+from expertise_kit.versioning.commit import CommitOutcome
+from expertise_kit.vocab import FAILURES, FILES, section
+
+__all__ = ["Credit", "credit_session", "judge"]
+
+MAX_CREDITED = 400
+
+
+@dataclass
+class Credit:
+    helpful: list[str] = field(default_factory=list)
+    harmful: list[str] = field(default_factory=list)
+    ended_well: list[str] = field(default_factory=list)
+    commit: CommitOutcome | None = None
+
+    @property
+    def total(self) -> int:
+        return len(self.helpful) + len(self.harmful) + len(self.ended_well)
+
+
+def _programs(issue: str) -> set[str]:
+    """The programs a failure's issue runs: the code span of `` `git push` ``, seen through wrappers."""
+    if "`" not in issue:
+        return set()
+    span = issue.split("`")[1]
+    program = main_program(span)
+    return {program} if program else set()
+
+
+def judge(
+    item: Any, section_name: str, failed_ids: set[str], ran: set[str], touched: set[str], ended_well: bool
+) -> str | None:
+    """The verdict on one injected entry: "helpful", "harmful", "ended_well" or None (no evidence)."""
+    entry = item_id(section_name, item)
+    if section(section_name).kind == FAILURES and isinstance(item, FailureEntry):
+        if entry in failed_ids:
+            return "harmful"
+        relevant = bool(_programs(item.issue) & ran) or any(path and path in item.issue for path in touched)
+        if relevant:
+            return "helpful"
+    return "ended_well" if ended_well else None
+
+
+def _credited_path(store: Store, key: str) -> str:
+    return os.path.join(cache_dir(str(store.project.expertise_dir)), "sessions", f"{key}.credited")
+
+
+def _read_credited(path: str) -> set[str]:
+    try:
+        with open(path, encoding="ascii", errors="replace") as handle:
+            return {line.strip() for line in handle.read(1 << 16).splitlines() if line.strip()}
+    except OSError:
+        return set()
+
+
+def _write_credited(path: str, ids: set[str]) -> None:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temp = f"{path}.{os.getpid()}.tmp"
+        with open(temp, "w", encoding="ascii") as handle:
+            handle.write("\n".join(sorted(ids)[:MAX_CREDITED]) + "\n")
+        os.replace(temp, path)
+    except OSError:
+        pass  # a lost record only means a later pass may judge these again
+
+
+def credit_session(store: Store, key: str, injected_ids: list[str], extraction: Extraction) -> Credit:
+    """Judge the entries injected into one session and record the verdicts in one commit."""
+    credit = Credit()
+    path = _credited_path(store, key)
+    done = _read_credited(path)
+    pending = [i for i in dict.fromkeys(injected_ids) if i not in done]
+    if not pending:
+        return credit
+    session = extraction.session
+    failed_ids = {
+        item_id(learning.section, parse_item(learning.section, learning.raw))
+        for learning in extraction.learnings
+        if learning.kind == "failure"
+    }
+    ran = {p for call in session.calls if call.command for p in programs_in(call.command)}
+    ran |= {main_program(call.command) for call in session.calls if call.command}
+    touched = {os.path.basename(p) for call in session.calls for p in call.modifies}
+    touched |= {learning.raw.get("path", "") for learning in extraction.learnings if learning.kind == "file"}
+    touched.discard("")
+    wanted = set(pending)
+    verdicts: dict[str, str] = {}
+    with store.transaction("feedback", sessions=[session.id]) as tx:
+        for domain in store.config.domain_names:
+            if not store.path_for(domain).exists():
+                continue
+            try:
+                doc = tx.load(domain)
+            except UserError:
+                continue  # a broken file is reported by the commands that read it
+            edits: list[Edit] = []
+            for section_name, index, item in doc.entries():
+                entry = item_id(section_name, item)
+                if entry not in wanted or entry in verdicts:
+                    continue
+                verdict = judge(item, section_name, failed_ids, ran, touched, session.ended_well)
+                if verdict is None:
+                    continue
+                verdicts[entry] = verdict
+                getattr(credit, verdict).append(entry)
+                raw = doc.loaded.plain[section_name][index]
+                if isinstance(raw, str):
+                    key_name = {FILES: "path", FAILURES: "issue"}.get(section(section_name).kind, "text")
+                    raw = {key_name: raw}
+                edits.append(Replace(section_name, index, {**raw, verdict: int(raw.get(verdict) or 0) + 1}))
+                tx.notes.append(f"{verdict}: {entry} {item_text(item)[:80]}")
+            if edits:
+                tx.edit(doc, edits)
+        if credit.total:
+            tx.counts.update(
+                {"Helpful": len(credit.helpful), "Harmful": len(credit.harmful), "Ended-Well": len(credit.ended_well)}
+            )
+            credit.commit = tx.commit(
+                f"expertise: feedback from session {session.id}: {len(credit.helpful)} helpful, "
+                f"{len(credit.harmful)} harmful, {len(credit.ended_well)} shown in a session that ended well"
+            )
+    _write_credited(path, done | set(pending))
+    return credit
