@@ -7,12 +7,16 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from builders import CWD, ClaudeSession
 from conftest import Cli, git
 
-NO_UPSTREAM = "fatal: The current branch {b} has no upstream branch.\nTo push the current branch, use\n\n git push --set-upstream origin {b}"
+NO_UPSTREAM = (
+    "fatal: The current branch {b} has no upstream branch.\nTo push the current branch, use\n\n"
+    " git push --set-upstream origin {b}"
+)
 
 
 def _failure(issue: str, error: str, solution: str, recurrence: int) -> str:
@@ -32,7 +36,7 @@ def _store(project: Path) -> None:
     git(project, "commit", "-q", "-m", "a store")
 
 
-def _hook(project: Path, mode: str, payload: dict[str, object]) -> subprocess.CompletedProcess[str]:
+def _hook(project: Path, mode: str, payload: Mapping[str, object]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-I", "-m", "expertise_kit.hook", mode, "--agent", "claude-code"],
         input=json.dumps({"cwd": str(project), **payload}),
