@@ -16,6 +16,7 @@ from expertise_kit.vocab import agent_names
 
 TYPE_CHECKING = False  # typing and dataclasses cost milliseconds on every prompt
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = ["main", "Quiet", "find_expertise", "session_key"]
@@ -243,13 +244,14 @@ def _select(
 ) -> str:
     """Session start: the essentials. A prompt: what is relevant to it, or the essentials if nothing is and
     the session has had nothing yet. Either way, only entries this session was not given before."""
-    from expertise_kit.fast.cache import stale_domains
+    from expertise_kit.fast.cache import stale_domains, unsearched_domains
     from expertise_kit.fast.retrieve import essentials, for_prompt
 
-    def load(names: list[str]) -> list[str]:
-        """Read these domains' entries; a domain whose cache file is unreadable is rebuilt now if its YAML
-        is small enough, and otherwise left out (returned)."""
-        missing = stale_domains(expertise_dir, cache, names)
+    def load(names: list[str], read: Callable[..., list[str]] = stale_domains) -> list[str]:
+        """Read these domains' entries (or, with ``unsearched_domains``, only what ranking needs); a domain
+        whose cache file is unreadable is rebuilt now if its YAML is small enough, and otherwise left out
+        (returned)."""
+        missing = read(expertise_dir, cache, names)
         small = [n for n in missing if _size(_file_signature(expertise_dir, n)) <= SYNC_REBUILD_BYTES]
         if small:
             rebuilt = _refresh(expertise_dir, small)
@@ -267,11 +269,10 @@ def _select(
     now = time.time()
     result = None
     if task.strip() or files:
-        # The task's domains (the classifier's routing): reading every domain's entries on every prompt
-        # costs ~0.7 ms a domain at the cap, past the hook's budget. `expertise render` searches them all.
-        searched = [d for d in routing if d in domains] or domains
-        load(searched)  # an unreadable cache file is rebuilt now when small, else left out
-        searched = [d for d in searched if "postings" in (cache["domains"].get(d) or {})]
+        # Every domain is searched, through its small ranking file; only the winners' entries are read. The
+        # classifier's routing breaks ties: it no longer hides an entry filed under another domain.
+        load(domains, unsearched_domains)  # an unreadable cache file is rebuilt now when small, else left out
+        searched = [d for d in domains if "postings" in (cache["domains"].get(d) or {})]
         result = for_prompt(
             cache, searched, task=task, files=files, routing=routing, exclude=exclude, now=now, load=load
         )

@@ -100,15 +100,25 @@ def test_relevant_entries_above_the_floor_and_nothing_else(project: Path) -> Non
     assert len(text) <= 2000
 
 
-def test_render_searches_every_domain(project: Path, run: Cli) -> None:
-    """`expertise render` ranks the entries of every domain; knowledge filed under api is found for a task
-    the classifier routes elsewhere. (The hook searches the task's domains: reading all of them on every
-    prompt would cost more than its budget.)"""
+def test_render_and_the_hook_search_every_domain(project: Path, run: Cli) -> None:
+    """Knowledge filed under a domain the classifier does not route the task to is still found: by
+    `expertise render`, and by the hook, which ranks every domain through its small ranking files."""
     _store(project)
+    (project / ".expertise" / "database.yaml").write_text(
+        "domain: database\npatterns:\n"
+        f"  - {_learned('The button component reads its theme colours from the tokens table')}\n"
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "a database entry")
     task = "verify the stripe webhook signature in shop/payments.py"
     data = json.loads(run("render", "--task", task, "--json").stdout)
     assert "Stripe signature" in data["text"]
     assert "Frontend note" not in data["text"]
+    routed = json.loads(run("classify", "restyle the button component theme colours", "--json").stdout)
+    assert "database" not in [routed["domain"], *routed.get("secondary", [])[:2]], routed
+    text = _prompt(project, "restyle the button component theme colours", session="sess-x")
+    assert "tokens table" in text  # filed under database, routed elsewhere, found anyway
+    assert "Frontend note" not in text
 
 
 def test_each_entry_reaches_a_session_once(project: Path) -> None:

@@ -33,6 +33,8 @@ __all__ = [
     "cache_dir",
     "cache_path",
     "domain_cache_path",
+    "domain_search_path",
+    "unsearched_domains",
     "signature",
     "read_regular",
     "read_index",
@@ -42,7 +44,7 @@ __all__ = [
     "signatures_for",
 ]
 
-CACHE_VERSION = 10
+CACHE_VERSION = 11
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 
@@ -122,6 +124,12 @@ def domain_cache_path(expertise_dir: str | Path, domain: str) -> str:
     return os.path.join(cache_dir(expertise_dir), "domains", f"{domain}.bin")
 
 
+def domain_search_path(expertise_dir: str | Path, domain: str) -> str:
+    """What ranking reads of a domain (postings, word counts, paths): a fifth of its entries' size, so every
+    domain can be searched on every prompt and only the winners' entries are read."""
+    return os.path.join(cache_dir(expertise_dir), "domains", f"{domain}.idx")
+
+
 def signature(path: str | Path) -> list[int] | None:
     """(mtime, size, inode) of a regular file; None when it is missing or is anything else."""
     try:
@@ -173,14 +181,14 @@ def read_fresh_cache(expertise_dir: str | Path, domains: list[str] | None = None
 
 
 def _unread(
-    expertise_dir: str | Path, data: dict[str, Any], domains: list[str]
+    expertise_dir: str | Path, data: dict[str, Any], domains: list[str], part: str = "entries"
 ) -> Iterator[tuple[str, Any, list[int]]]:
-    """(name, index summary, file signature) of each configured domain of ``domains`` not read yet in this
-    process whose file is there; a domain whose file is missing (or not a regular file) is set to render
-    nothing, and is neither stale nor changed."""
+    """(name, index summary, file signature) of each configured domain of ``domains`` whose ``part``
+    ("entries" or "postings") was not read yet in this process and whose file is there; a domain whose file
+    is missing (or not a regular file) is set to render nothing, and is neither stale nor changed."""
     for name in domains:
         summary = data["domains"].get(name)
-        if isinstance(summary, dict) and "entries" in summary:
+        if isinstance(summary, dict) and part in summary:
             continue  # built or read in this process
         if name not in (data["config"].get("domains") or {}):
             continue  # not a configured domain: nothing to render
@@ -192,19 +200,77 @@ def _unread(
 
 
 def stale_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
-    """Read each of ``domains`` (its entries and what ranking needs: one file) whose cache matches its
-    file now; the rest, returned, must be rebuilt."""
+    """Read the entries, and what ranking needs, of each of ``domains`` whose cache matches its file now;
+    the rest, returned, must be rebuilt."""
+    unsearchable = unsearched_domains(expertise_dir, data, domains)
     recorded = data["files"]
-    stale = []
-    for name, summary, current in _unread(expertise_dir, data, domains):
+    stale = list(unsearchable)
+    for name, summary, current in _unread(expertise_dir, data, [d for d in domains if d not in unsearchable]):
         detail = _load(domain_cache_path(expertise_dir, name)) if recorded.get(f"{name}.yaml") == current else None
         if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
             stale.append(name)
             continue
-        summary["entries"] = detail.get("entries") or []
-        for key in ("postings", "lengths", "paths"):
-            summary[key] = detail.get(key) or ({} if key == "postings" else [])
+        keys, rows = detail.get("keys"), detail.get("rows")
+        summary["entries"] = Rows(keys, rows) if isinstance(keys, tuple) and isinstance(rows, list) else []
     return stale
+
+
+class Rows:
+    """A domain's entries as the cache file holds them: each entry's values marshalled on their own, the
+    keys once. Loading the file copies one blob per entry; an entry is decoded, into a dict, only when it
+    is looked at, so a prompt pays for the few entries it ranks, not for every entry of every domain."""
+
+    __slots__ = ("keys", "rows", "made")
+
+    def __init__(self, keys: tuple[str, ...], rows: list[bytes]) -> None:
+        self.keys = keys
+        self.rows = rows
+        self.made: dict[int, dict[str, Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        made = self.made.get(index)
+        if made is None:
+            made = self.made[index] = dict(zip(self.keys, marshal.loads(self.rows[index]), strict=False))
+        return made
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (self[index] for index in range(len(self.rows)))
+
+
+def unsearched_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
+    """Read what ranking needs (postings, word counts, paths) of each of ``domains`` whose cache matches its
+    file now, without its entries; the rest, returned, must be rebuilt."""
+    recorded = data["files"]
+    stale = []
+    for name, summary, current in _unread(expertise_dir, data, domains, "postings"):
+        path = domain_search_path(expertise_dir, name)
+        detail = _load(path) if recorded.get(f"{name}.yaml") == current else None
+        if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
+            stale.append(name)
+            continue
+        postings, lengths = detail.get("postings"), detail.get("lengths")
+        summary["postings"] = Packed(postings) if isinstance(postings, dict) else {}
+        summary["lengths"] = _ints(lengths) if isinstance(lengths, bytes) else []
+        summary["paths"] = detail.get("paths") or []
+        summary["best"] = detail.get("best") if isinstance(detail.get("best"), list) else None
+    return stale
+
+
+def _ints(blob: bytes) -> Any:
+    """Machine ints packed by the write path (``array("I")``), as a read-only sequence of ints."""
+    return memoryview(blob).cast("I") if len(blob) % 4 == 0 else ()
+
+
+class Packed(dict):  # type: ignore[type-arg]
+    """A domain's postings as the cache file holds them (word -> packed entry positions), read as lists
+    only for the words a prompt asks about."""
+
+    def get(self, word: Any, default: Any = None) -> Any:
+        blob = dict.get(self, word)
+        return default if blob is None else _ints(blob)
 
 
 def _EMPTY() -> dict[str, Any]:  # noqa: N802 - a constructor, read as a value

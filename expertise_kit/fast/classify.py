@@ -25,21 +25,28 @@ SECONDARY_RATIO = 0.5  # a domain within half of the winner's score is a close s
 class Rules:
     __slots__ = ("keywords", "paths", "stems")
 
-    def __init__(self, keywords: tuple[str, ...], paths: tuple[str, ...]) -> None:
+    def __init__(self, keywords: tuple[str, ...], paths: tuple[str, ...], stems: Any = None) -> None:
         self.keywords = keywords
         self.paths = paths
-        self.stems = frozenset(_stem(k.lower()) for k in keywords)  # once, not on every classification
+        # Once, not on every classification; the cache stores them, so the hook does not stem at all.
+        self.stems = frozenset(stems) if stems is not None else keyword_stems(keywords)
+
+
+def keyword_stems(keywords: Any) -> frozenset[str]:
+    return frozenset(_stem(k.lower()) for k in keywords)
 
 
 def rules_from(domains: Mapping[str, Any]) -> dict[str, Rules]:
-    """Rules from config domains: objects with ``keywords``/``paths`` or, in the cache, dicts of them."""
+    """Rules from config domains: objects with ``keywords``/``paths`` or, in the cache, dicts of them (with
+    the keywords' stems, when the cache holds them)."""
     rules = {}
     for name, spec in domains.items():
         if isinstance(spec, dict):
             keywords, paths = spec.get("keywords") or (), spec.get("paths") or ()
+            stems = spec.get("stems") if isinstance(spec.get("stems"), list) else None
         else:
-            keywords, paths = spec.keywords, spec.paths
-        rules[name] = Rules(tuple(keywords), tuple(paths))
+            keywords, paths, stems = spec.keywords, spec.paths, None
+        rules[name] = Rules(tuple(keywords), tuple(paths), stems)
     return rules
 
 

@@ -244,18 +244,21 @@ def bm25(
     average = (sum(sum(each) for each in lengths) / total) if total else 1.0
     scores: dict[int, float] = {}
     hits: dict[int, int] = {}
+    # The denominator's constant parts, once: 1 + k1 * (1 - b + b * length / average).
+    base, slope = 1 + k1 * (1 - b), k1 * b / average
     for word in query:
         lists = [part.get("postings", {}).get(word, ()) for part in parts]
         frequency = sum(len(found) for found in lists)
         if not frequency:
             continue
-        idf = ln(1 + (total - frequency + 0.5) / (frequency + 0.5))
+        gain = ln(1 + (total - frequency + 0.5) / (frequency + 0.5)) * (k1 + 1)
         for position, found in enumerate(lists):
             offset, sizes = offsets[position], lengths[position]
+            known = len(sizes)
             for local in found:
                 index = offset + local
-                norm = 1 - b + b * sizes[local] / average if local < len(sizes) else 1.0
-                scores[index] = scores.get(index, 0.0) + idf * (k1 + 1) / (1 + k1 * norm)
+                score = gain / (base + slope * sizes[local]) if local < known else gain / (1 + k1)
+                scores[index] = scores.get(index, 0.0) + score
                 hits[index] = hits.get(index, 0) + 1
     return scores, hits
 

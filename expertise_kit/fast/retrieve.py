@@ -72,8 +72,15 @@ def _prior(entry: dict[str, Any]) -> float:
     return (helpful + 1) / (trials + 2) + 0.5 / float((1 + trials) ** 0.5)
 
 
+_LN_OF: dict[int, float] = {}
+
+
 def _weight(entry: dict[str, Any]) -> float:
-    return _prior(entry) * (1.0 + 0.25 * ln(entry.get("rec", 1) or 1))
+    rec = entry.get("rec", 1) or 1
+    boost = _LN_OF.get(rec)
+    if boost is None:
+        boost = _LN_OF[rec] = 1.0 + 0.25 * ln(rec)
+    return _prior(entry) * boost
 
 
 def _shown(entry: dict[str, Any], now: float) -> str:
@@ -137,6 +144,39 @@ def _most_possible(parts: list[dict[str, Any]], query: set[str], total: int) -> 
     return sum(weights) + min(absent, ABSENT_COUNTED) * sum(weights) / len(weights)
 
 
+# How many of each kind a domain offers the essentials: twice what they can show, so entries this session
+# was already given, or stale ones, still leave enough.
+CONTENDERS = {"fixes": 16, "conventions": 24, "files": 12}
+
+
+def contender_positions(entries: list[dict[str, Any]]) -> list[int]:
+    """The positions of a domain's entries that could make its essentials, whatever the other domains hold:
+    the best failures with a fix, hand-written conventions and hot files, by the essentials' own order.
+    The write path stores them, so session start decodes a few entries a domain, not all of them."""
+    indexed = list(enumerate(entries))
+    fixes = sorted(
+        (p for p, e in indexed if e.get("kind") == FAILURES and e.get("sol") and not e.get("stale")),
+        key=lambda p: (-entries[p].get("rec", 1) * _prior(entries[p]), entries[p]["order"]),
+    )[: CONTENDERS["fixes"]]
+    conventions = [
+        p for p, e in indexed
+        if e.get("kind") not in (FILES, FAILURES) and e.get("manual") and not e.get("stale")
+    ][: CONTENDERS["conventions"]]  # fmt: skip
+    files = sorted(
+        (p for p, e in indexed if e.get("kind") == FILES and e.get("learned") and not e.get("stale")),
+        key=lambda p: (-entries[p].get("rec", 1), entries[p]["order"]),
+    )[: CONTENDERS["files"]]
+    return sorted({*fixes, *conventions, *files})
+
+
+def _contenders(part: dict[str, Any]) -> Any:
+    entries = part.get("entries", [])
+    best = part.get("best")
+    if not isinstance(best, list):
+        return entries  # built in this process: every entry is at hand anyway
+    return [entries[p] for p in best if isinstance(p, int) and 0 <= p < len(entries)]
+
+
 def essentials(
     cache: dict[str, Any],
     domains: list[str],
@@ -147,7 +187,7 @@ def essentials(
 ) -> RenderResult:
     """The lessons that matter on any task here: recurring failures with fixes, conventions, hot files."""
     exclude = exclude or set()
-    entries = [e for d in domains for e in (cache["domains"].get(d) or {}).get("entries", []) if _usable(e, exclude)]
+    entries = [e for d in domains for e in _contenders(cache["domains"].get(d) or {}) if _usable(e, exclude)]
     fixes = sorted(
         (e for e in entries if e.get("kind") == FAILURES and e.get("sol")),
         key=lambda e: (-e.get("rec", 1) * _prior(e), e["order"]),
@@ -229,12 +269,14 @@ def for_prompt(
     if not relevance:
         return RenderResult("", present)
     floor = RELATIVE_FLOOR * max(relevance.values())
-    # Only the best few can fit the budget; their entries are all that is read (~0.7 ms a domain).
-    best = sorted((score for score in relevance.values() if score >= floor), reverse=True)[:CANDIDATES]
-    cutoff = best[-1] if best else floor
-    chosen = {index: score for index, score in relevance.items() if score >= cutoff}
-    where = {index: _owner(offsets, index) for index in chosen}
     routed = {present.index(d) for d in routing if d in present}
+    # Only the best few can fit the budget; their entries are all that is read (~0.5 ms a domain), so the
+    # few are cut strictly: among equal scores the task's own domain first, then standing order.
+    above = [(score, index) for index, score in relevance.items() if score >= floor]
+    owners = {index: _owner(offsets, index) for _, index in above}
+    above.sort(key=lambda pair: (-pair[0], owners[pair[1]][0] not in routed, pair[1]))
+    chosen = dict((index, score) for score, index in above[:CANDIDATES])
+    where = {index: owners[index] for index in chosen}
     if load is not None:
         unreadable = set(load([present[position] for position in sorted({p for p, _ in where.values()})]))
         where = {i: (p, local) for i, (p, local) in where.items() if present[p] not in unreadable}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import marshal
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,17 @@ from expertise_kit.document.atomic import write_atomic
 from expertise_kit.document.domainfile import load_domain_file
 from expertise_kit.document.entries import is_learned, item_last_seen, item_record, parse_item
 from expertise_kit.errors import UserError
-from expertise_kit.fast.cache import CACHE_VERSION, cache_path, domain_cache_path, read_index, signature
-from expertise_kit.fast.classify import tokens
+from expertise_kit.fast.cache import (
+    CACHE_VERSION,
+    cache_path,
+    domain_cache_path,
+    domain_search_path,
+    read_index,
+    signature,
+)
+from expertise_kit.fast.classify import keyword_stems, tokens
 from expertise_kit.fast.render import prepare_entry, strip_controls
+from expertise_kit.fast.retrieve import contender_positions
 from expertise_kit.project import Project
 from expertise_kit.vocab import section_names
 
@@ -61,7 +70,10 @@ def domain_payload(plain: dict[str, Any]) -> dict[str, Any]:
 def _config_payload(config: Config) -> dict[str, Any]:
     return {
         "line_cap": config.line_cap,
-        "domains": {name: {"keywords": list(r.keywords), "paths": list(r.paths)} for name, r in config.domains.items()},
+        "domains": {
+            name: {"keywords": list(r.keywords), "paths": list(r.paths), "stems": sorted(keyword_stems(r.keywords))}
+            for name, r in config.domains.items()
+        },
     }
 
 
@@ -74,14 +86,22 @@ def _write_domain(expertise_dir: Path, index: dict[str, Any], name: str, payload
     """A domain's cache file: its entries ready to render, and what ranking needs (postings, word counts,
     paths). The index keeps only what every prompt reads (overview, errors, signatures)."""
     entries = payload.get("entries", [])
-    detail = {
-        "signature": index["files"].get(f"{name}.yaml"),
-        "entries": entries,
-        "postings": payload.get("postings", {}),
-        "lengths": [entry["n"] for entry in entries],
+    stamp = index["files"].get(f"{name}.yaml")
+    # Postings and word counts packed as machine ints (`Packed` reads them): a blob per word loads as one
+    # copy, where a list of ints is an object per number.
+    search = {
+        "signature": stamp,
+        "postings": {word: array("I", found).tobytes() for word, found in payload.get("postings", {}).items()},
+        "lengths": array("I", [entry["n"] for entry in entries]).tobytes(),
         "paths": [[position, entry["path"]] for position, entry in enumerate(entries) if entry["path"]],
+        "best": contender_positions(entries),
     }
-    _dump(Path(domain_cache_path(expertise_dir, name)), detail)
+    # Two files, each vouched for by the domain file's signature: ranking reads the small one of every
+    # domain, and only the winners' entries are read.
+    keys = tuple(entries[0]) if entries else ()
+    rows = [marshal.dumps(tuple(entry[key] for key in keys)) for entry in entries]
+    _dump(Path(domain_cache_path(expertise_dir, name)), {"signature": stamp, "keys": keys, "rows": rows})
+    _dump(Path(domain_search_path(expertise_dir, name)), search)
     index["domains"][name] = {k: v for k, v in payload.items() if k not in ("entries", "postings")}
 
 
