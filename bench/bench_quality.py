@@ -4,7 +4,8 @@ For each series: a fresh git repo with ``expertise init --agent <agent>``, so th
 ones. Before learning session k, the pre-task hook commands from the written settings file run as the
 agent runs them (the event's JSON on stdin, the repo as cwd): once at session start, once with the
 session's first prompt. Their ``additionalContext`` is scored against what session k then did (see
-``quality_metrics``); then ``expertise learn`` learns session k. After the series, the store is read back
+``quality_metrics``); then the installed post-session hook learns session k and credits the entries it
+was given (helpful, harmful, ended well), as at the end of a real session. After the series, the store is read back
 with ``expertise show --json`` and its entries are checked.
 
 Run: python bench/bench_quality.py [--series NAME]... [DIR]... [--json] [--keep]
@@ -34,9 +35,12 @@ from quality_metrics import (  # noqa: E402
     failing_programs,
     names_file,
     names_program,
+    precision,
+    programs_run,
     prompt_problem,
     recall,
     store_figures,
+    touched_files,
 )
 
 from expertise_kit.learning.transcripts import Session, read_transcript  # noqa: E402
@@ -165,9 +169,26 @@ class Replay:
             result.text = "\n".join(t for t in (result.text, _context_of(done.stdout)) if t)
         return result
 
-    def learn(self, path: Path) -> dict[str, Any]:
-        report: dict[str, Any] = json.loads(self._cli("learn", str(path), "--json"))
-        return report
+    def end(self, session: Session) -> list[str]:
+        """Run the installed post-session hooks on the session's end, as the agent would: they learn from
+        the transcript and credit the entries this session was given. Returns their stderr lines."""
+        event = self.spec.end_events[0] if self.spec.end_events else None
+        if event is None:
+            return [f"{self.agent} has no session-end event"]
+        payload = {
+            "session_id": session.id, "transcript_path": str(session.source), "cwd": str(self.root),
+            "hook_event_name": event,
+        }  # fmt: skip
+        notes = []
+        for command in self.hook_commands(event):
+            done = subprocess.run(
+                command, shell=True, cwd=self.root, env=self.env, input=json.dumps(payload),
+                capture_output=True, text=True, check=False, timeout=600,
+            )  # fmt: skip
+            notes += [line for line in done.stderr.splitlines() if line.strip()]
+            if done.returncode != 0:
+                notes.append(f"{event} hook exited {done.returncode}")
+        return notes
 
     def entries(self) -> list[tuple[str, dict[str, Any]]]:
         found = []
@@ -188,6 +209,7 @@ class SessionScore:
     injected: dict[str, str]  # event label ("start", "prompt1", ...) -> the text the agent received
     fail_recall: Ratio  # over failing programs that had failed in an earlier session
     file_recall: Ratio  # over edited files that were edited in an earlier session
+    precision: Ratio = field(default_factory=Ratio)  # injected bullets (start, prompt 1) related to the session
     learned: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -225,6 +247,13 @@ class SeriesResult:
         later = self.sessions[1:]
         return sum(s.chars(*s.prompt_labels) for s in later) / len(later) if later else None
 
+    def prompts_growth(self) -> float | None:
+        """What all the replayed prompts of a session injected, over what its first prompt did: summed over
+        the sessions after the first that had more than one prompt and got something at the first."""
+        later = [s for s in self.sessions[1:] if len(s.prompt_labels) > 1 and s.chars("prompt1")]
+        first = sum(s.chars("prompt1") for s in later)
+        return sum(s.chars(*s.prompt_labels) for s in later) / first if first else None
+
     def real_tasks(self) -> Ratio:
         """Sessions whose task, as read, is a real prompt, over sessions that gave one at all."""
         given = [s for s in self.sessions if s.task_given]
@@ -234,12 +263,23 @@ class SeriesResult:
         return sum(1 for s in self.sessions if not s.task_given)
 
 
-def _learned(report: dict[str, Any]) -> str:
-    domains = report.get("domains") or {}
-    added = sum(len(d.get("added") or []) for d in domains.values())
-    seen = sum(len(d.get("updated") or []) for d in domains.values())
-    rejected = sum(len(d.get("rejected") or []) for d in domains.values())
-    return f"+{added} ={seen} x{rejected}"
+_LEARNED = re.compile(r"learned (\d+) new, (\d+) seen again")
+_CREDITED = re.compile(r"feedback: (\d+) helpful, (\d+) harmful, (\d+) ended well")
+
+
+def _learned(notes: list[str]) -> tuple[str, list[str]]:
+    """The post hook's report, shortened ("+3 =1 h1 x0 w2": added, seen again, helpful, harmful, ended
+    well), and the notes that are not that report."""
+    summary, rest = "", []
+    for note in notes:
+        learned, credited = _LEARNED.search(note), _CREDITED.search(note)
+        if learned:
+            summary = f"+{learned.group(1)} ={learned.group(2)}"
+            if credited:
+                summary += " h{} x{} w{}".format(*credited.groups())
+        else:
+            rest.append(note)
+    return summary, rest
 
 
 def replay_series(name: str, directory: Path, keep: bool = False, prompts: int = 1) -> SeriesResult:
@@ -281,14 +321,11 @@ def _replay(replay: Replay, sessions: list[tuple[Path, Session]], result: Series
             injected={"start": start.text} | {f"prompt{n}": i.text for n, i in enumerate(said, 1)},
             fail_recall=recall(before_work, failing & failed_before, names_program),
             file_recall=recall(before_work, edited & edited_before, names_file),
+            precision=precision(before_work, touched_files(session), programs_run(session)),
             notes=start.notes + [note for i in said for note in i.notes],
         )
-        try:
-            report = replay.learn(path)
-            score.learned = _learned(report)
-            score.notes += [str(error) for error in report.get("errors") or []]
-        except RuntimeError as exc:
-            score.notes.append(str(exc))
+        score.learned, other = _learned(replay.end(session))
+        score.notes += other
         result.sessions.append(score)
         failed_before |= failing
         edited_before |= edited
@@ -311,13 +348,15 @@ SESSION_COLUMNS: list[tuple[str, int, Callable[[SessionScore], str]]] = [
     ("prompt1", 7, lambda s: f"{s.chars('prompt1'):,}"),
     ("fail_recall", 13, lambda s: str(s.fail_recall)),
     ("file_recall", 15, lambda s: str(s.file_recall)),
-    ("learned", 14, lambda s: s.learned),
+    ("precision", 13, lambda s: str(s.precision)),
+    ("learned", 20, lambda s: s.learned),
 ]
 SERIES_COLUMNS: list[tuple[str, int, Callable[[SeriesResult], str]]] = [
     ("series", 22, lambda r: r.name),
     ("n", 3, lambda r: str(len(r.sessions))),
     ("fail_recall", 13, lambda r: str(r.total(lambda s: s.fail_recall))),
     ("file_recall", 15, lambda r: str(r.total(lambda s: s.file_recall))),
+    ("precision", 15, lambda r: str(r.total(lambda s: s.precision))),
     ("start", 6, lambda r: _chars(r.mean_chars("start"))),
     ("prompt1", 7, lambda r: _chars(r.mean_chars("prompt1"))),
     ("both", 6, lambda r: _chars(r.mean_chars(*BEFORE_WORK))),
@@ -337,6 +376,9 @@ PROMPTS_SESSION_COLUMN: tuple[str, int, Callable[[SessionScore], str]] = (
 )
 PROMPTS_SERIES_COLUMN: tuple[str, int, Callable[[SeriesResult], str]] = (
     "prompts", 8, lambda r: _chars(r.mean_prompt_chars())
+)
+GROWTH_SERIES_COLUMN: tuple[str, int, Callable[[SeriesResult], str]] = (
+    "all/p1", 6, lambda r: "-" if r.prompts_growth() is None else f"{r.prompts_growth():.2f}"
 )
 
 
@@ -380,6 +422,8 @@ def as_json(result: SeriesResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 2),
         "fail_recall": _ratio(result.total(lambda s: s.fail_recall)),
         "file_recall": _ratio(result.total(lambda s: s.file_recall)),
+        "precision": _ratio(result.total(lambda s: s.precision)),
+        "prompts_growth": result.prompts_growth(),
         "mean_chars": {
             "start": result.mean_chars("start"),
             "prompt1": result.mean_chars("prompt1"),
@@ -408,6 +452,7 @@ def as_json(result: SeriesResult) -> dict[str, Any]:
                 "chars": {label: len(text) for label, text in score.injected.items()},
                 "fail_recall": _ratio(score.fail_recall),
                 "file_recall": _ratio(score.file_recall),
+                "precision": _ratio(score.precision),
                 "learned": score.learned,
                 "notes": score.notes,
             }
@@ -427,7 +472,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.prompts > 1:
         SESSION_COLUMNS.insert(5, PROMPTS_SESSION_COLUMN)
-        SERIES_COLUMNS.insert(7, PROMPTS_SERIES_COLUMN)
+        SERIES_COLUMNS.insert(8, PROMPTS_SERIES_COLUMN)
+        SERIES_COLUMNS.insert(9, GROWTH_SERIES_COLUMN)
     chosen = [(name, TRANSCRIPTS / SERIES[name]) for name in (args.series or ([] if args.dirs else sorted(SERIES)))]
     chosen += [(directory.name, directory) for directory in args.dirs]
     results = []

@@ -29,7 +29,7 @@ from expertise_kit.learning.extract import main_program, pick_error
 from expertise_kit.learning.quality import harness_noise as learner_noise
 from expertise_kit.learning.redact import redact
 from expertise_kit.learning.transcripts.model import Session
-from expertise_kit.learning.transcripts.shell import program_of
+from expertise_kit.learning.transcripts.shell import program_of, programs_in
 
 __all__ = [
     "Ratio",
@@ -44,8 +44,11 @@ __all__ = [
     "names_program",
     "near_duplicates",
     "paths_in_two_domains",
+    "precision",
+    "programs_run",
     "prompt_problem",
     "recall",
+    "touched_files",
     "says_nothing",
     "store_figures",
 ]
@@ -120,6 +123,54 @@ def edited_files(session: Session) -> set[str]:
             if relative:
                 found.add(relative)
     return found
+
+
+def touched_files(session: Session) -> set[str]:
+    """Every file the session read or wrote, relative to its cwd: what an injected bullet about a file
+    must name to be related to the session."""
+    found: set[str] = set()
+    for call in session.calls:
+        for path in (*call.paths, *call.modifies):
+            relative = _relative(path, session.cwd)
+            if relative:
+                found.add(relative)
+    return found
+
+
+# Look-ups and shell helpers: naming one says nothing about the session's work ("cat", "ls", "echo").
+_HELPERS = frozenset(
+    {
+        "cat", "ls", "head", "tail", "sed", "awk", "grep", "rg", "find", "wc", "nl", "echo", "printf", "pwd", "cd",
+        "true", "false", "sleep", "test", "which", "type", "sort", "uniq", "cut", "tr", "xargs", "tee", "mkdir",
+        "rm", "cp", "mv", "touch", "chmod", "ln", "date", "env", "export", "set",
+    }
+)  # fmt: skip
+
+
+def programs_run(session: Session) -> set[str]:
+    """The programs of every shell call of the session, failed or not (compound commands: each part), but
+    look-ups and shell helpers."""
+    found: set[str] = set()
+    for call in session.calls:
+        if call.command:
+            found |= {p for p in programs_in(call.command) if _PROGRAM_SHAPE.fullmatch(p) and p not in _HELPERS}
+    return found
+
+
+def bullets(text: str) -> list[str]:
+    """The injected entries: a text's Markdown bullets (a wrapped bullet's lines are one)."""
+    return [line[2:] for line in text.splitlines() if line.startswith("- ")]
+
+
+def precision(text: str, files: set[str], programs: set[str]) -> Ratio:
+    """How many of the text's bullets are related to the session: they name a file it read or wrote, or
+    a program it ran. A bullet about neither told the agent nothing it used."""
+    found = bullets(text)
+    related = sum(
+        1 for bullet in found
+        if any(names_file(bullet, f) for f in files) or any(names_program(bullet, p) for p in programs)
+    )  # fmt: skip
+    return Ratio(related, len(found))
 
 
 # -- does text name it -------------------------------------------------------------------------------

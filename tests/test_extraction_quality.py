@@ -268,6 +268,12 @@ def test_a_multi_line_command_is_described_by_what_it_ran() -> None:
     )  # fmt: skip
     [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
     assert failure["issue"] == '`python -c " import torch print(torch.cuda.mem_info()) "`'
+    heredoc = _session(
+        _SaidCall("1", "Bash", command="python - <<'PY'\nimport yaml\nPY", ok=False,
+                  error="/bin/bash: line 1: python: command not found"),
+    )  # fmt: skip
+    [failure] = [item.raw for item in extract(heredoc, CWD).learnings if item.kind == "failure"]
+    assert failure["issue"] == "`python - <<'PY'`"  # a heredoc's first line is whole; its body is data
 
 
 def test_a_fix_found_at_a_later_sighting_in_the_session_is_kept() -> None:

@@ -256,8 +256,10 @@ def pick_error(text: str) -> str:
 def _describe_call(call: ToolCall, ctx: _Context) -> str:
     if call.command:
         line = ctx.first_line(call.command, 80)
-        if line.rstrip().endswith(("\"", "'", "\\")) or len(line) < 12:
-            # `python -c "` alone says nothing: the lines that follow, folded into one, say what ran.
+        first = call.command.strip().split("\n", 1)[0]
+        if "\n" in call.command.strip() and (first.count('"') % 2 or first.count("'") % 2 or first.endswith("\\")):
+            # `python -c "` alone says nothing: the lines that follow, folded into one, say what ran. A
+            # heredoc's first line (`python - <<'PY'`) is whole; its body is data.
             line = ctx.clean(" ".join(redact(call.command).split()), 80)
         return f"`{line}`"
     if call.paths:

@@ -17,7 +17,13 @@ __all__ = ["post_session"]
 
 def _wait_for_flush(path: str, settle: float = 1.0, limit: float = 6.0, step: float = 0.1) -> None:
     """Agents write the last records a moment after the hook fires: wait until the file's size has held
-    still for ``settle`` seconds (at most ``limit`` seconds in all)."""
+    still for ``settle`` seconds (at most ``limit`` seconds in all). A file not written for that long
+    already is done: learning it again later, or from an old session, waits for nothing."""
+    try:
+        if time.time() - os.path.getmtime(path) >= settle:
+            return
+    except OSError:
+        pass
     deadline = time.monotonic() + limit
     last, still_since = -2, time.monotonic()
     while time.monotonic() < deadline:
