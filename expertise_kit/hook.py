@@ -280,7 +280,7 @@ def _select(
         readable = [d for d in domains if d not in set(load(domains))]
         result = essentials(cache, readable, exclude=exclude, now=now)
     if key is not None:
-        remember(expertise_dir, key, given, result.included)
+        remember(expertise_dir, key, given, result.included, now, len(result.text))
     return result.text
 
 

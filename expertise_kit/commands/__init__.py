@@ -18,6 +18,7 @@ from expertise_kit.commands.render import render
 from expertise_kit.commands.revert import revert
 from expertise_kit.commands.schema import schema
 from expertise_kit.commands.show import show
+from expertise_kit.commands.stats import stats
 from expertise_kit.commands.validate import validate
 from expertise_kit.commands.watch import watch
 
@@ -30,6 +31,7 @@ COMMANDS = [
     add,
     learn,
     feedback,
+    stats,
     classify,
     render,
     validate,

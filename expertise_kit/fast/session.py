@@ -14,11 +14,12 @@ import time
 
 from expertise_kit.fast.cache import cache_dir, read_regular
 
-__all__ = ["injected", "remember", "MAX_IDS", "EXPIRE_SECONDS"]
+__all__ = ["injected", "remember", "log_path", "MAX_IDS", "EXPIRE_SECONDS"]
 
 MAX_IDS = 400
 MAX_BYTES = 16 << 10
 EXPIRE_SECONDS = 2 * 86400
+MAX_LOG_BYTES = 256 << 10
 MAX_PRUNED = 50  # old files removed per new session, so a huge directory never slows one prompt down
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
@@ -44,8 +45,11 @@ def injected(expertise_dir: str, key: str | None, now: float | None = None) -> l
     return ids[-MAX_IDS:]
 
 
-def remember(expertise_dir: str, key: str | None, given: list[str], ids: list[str], now: float | None = None) -> None:
-    """Add ``ids`` to what this session was given (``given``: what ``injected`` returned)."""
+def remember(
+    expertise_dir: str, key: str | None, given: list[str], ids: list[str], now: float | None = None, chars: int = 0
+) -> None:
+    """Add ``ids`` to what this session was given (``given``: what ``injected`` returned), and log how
+    much was injected (``chars``) for `expertise stats`."""
     if key is None or not ids:
         return
     directory = _directory(expertise_dir)
@@ -61,6 +65,25 @@ def remember(expertise_dir: str, key: str | None, given: list[str], ids: list[st
         os.replace(temp, path)
     except OSError:
         pass  # the hook's answer matters more than remembering it
+    _log(expertise_dir, key, chars, len(ids), now or time.time())
+
+
+def log_path(expertise_dir: str) -> str:
+    return os.path.join(cache_dir(expertise_dir), "injected.log")
+
+
+def _log(expertise_dir: str, key: str, chars: int, count: int, now: float) -> None:
+    """One line per injection, `<epoch> <session> <chars> <entries>`, appended; past ``MAX_LOG_BYTES`` the
+    log moves to `injected.log.1` (replacing the one before), so it never grows without bound."""
+    path = log_path(expertise_dir)
+    try:
+        with open(path, "a", encoding="ascii") as handle:
+            handle.write(f"{int(now)} {key} {int(chars)} {int(count)}\n")
+            full = handle.tell() > MAX_LOG_BYTES
+        if full:
+            os.replace(path, path + ".1")
+    except OSError:
+        pass  # statistics are not worth a failed prompt
 
 
 def _prune(directory: str, now: float) -> None:
