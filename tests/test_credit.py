@@ -50,8 +50,9 @@ def _essentials(project: Path, session: str) -> str:
     return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]) if done.stdout else ""
 
 
-def _session(project: Path, tmp_path: Path, session: str, *, heeded: bool) -> str:
-    """One agent session through both hooks: injected at its start, then pushing a new branch."""
+def _session(project: Path, tmp_path: Path, session: str, *, heeded: bool, fixed_otherwise: bool = True) -> str:
+    """One agent session through both hooks: injected at its start, then pushing a new branch. Not heeded,
+    the push fails; then the session fixes it another way than the entry says, or the same way."""
     shown = _essentials(project, session)
     s = ClaudeSession(session)
     s.prompt("Ship the discount rounding fix")
@@ -61,7 +62,11 @@ def _session(project: Path, tmp_path: Path, session: str, *, heeded: bool) -> st
         s.bash(f"git push --set-upstream origin {branch}", "branch set up to track")
     else:
         s.bash("git push", NO_UPSTREAM.format(b=branch), exit_code=128)
-        s.bash(f"git push --set-upstream origin {branch}", "branch set up to track")
+        if fixed_otherwise:
+            s.bash("git config --global push.autoSetupRemote true", "")
+            s.bash("git push", "branch set up to track")
+        else:
+            s.bash(f"git push -u origin {branch}", "branch set up to track")
     s.say("Pushed.")
     transcript = s.write(tmp_path / f"{session}.jsonl")
     payload = {"hook_event_name": "SessionEnd", "session_id": session, "transcript_path": str(transcript)}
@@ -76,7 +81,9 @@ def _counts(run: Cli, issue: str) -> tuple[int, int, int]:
     return entry["helpful"], entry["harmful"], entry["ended_well"]
 
 
-def test_an_ignored_warning_turns_harmful_and_sinks(project: Path, run: Cli, tmp_path: Path) -> None:
+def test_a_warning_whose_fix_was_not_the_fix_turns_harmful_and_sinks(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
     _store(project)
     first = _essentials(project, "aaaa0000-0000-4000-8000-000000000000")
     assert first.index("git push") < first.index("npm test")  # the push warning recurred more: it leads
@@ -88,6 +95,17 @@ def test_an_ignored_warning_turns_harmful_and_sinks(project: Path, run: Cli, tmp
         assert f"Expertise-Session: bbbb000{n}" in message
     later = _essentials(project, "cccc0000-0000-4000-8000-000000000000")
     assert "npm test" in later and ("git push" not in later or later.index("npm test") < later.index("git push"))
+
+
+def test_a_warning_not_heeded_but_right_is_not_sunk(project: Path, run: Cli, tmp_path: Path) -> None:
+    """The failure happened anyway and the session fixed it as the entry says: the lesson was right and the
+    agent did not follow it. No counter moves; learning counts the recurrence, so it stays on top."""
+    _store(project)
+    for n in range(1, 3):
+        _session(project, tmp_path, f"abcd000{n}-0000-4000-8000-000000000000", heeded=False, fixed_otherwise=False)
+    assert _counts(run, "`git push`")[:2] == (0, 0)
+    later = _essentials(project, "cccc0000-0000-4000-8000-000000000000")
+    assert later.index("git push") < later.index("npm test")
 
 
 def test_a_heeded_warning_turns_helpful_in_one_commit_per_session(project: Path, run: Cli, tmp_path: Path) -> None:

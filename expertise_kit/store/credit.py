@@ -3,8 +3,11 @@
 The pre-task hook keeps, per agent session, the ids of the entries it injected (``fast/session.py``).
 After the session is learned, each injected entry is judged once:
 
-- **harmful** ("not heeded"): a failure entry whose failure happened in the session anyway. The warning
-  was shown and did not prevent it: wrong, unclear, or ignored. Either way it did not earn its place.
+- **harmful**: a failure entry whose failure happened in the session anyway, and that the session then
+  fixed another way: the stored fix misled, or was not the fix.
+- **not heeded**, no counter: the failure happened anyway, and the session fixed it as the entry says (or
+  not at all). The lesson was right and the agent did not follow it; sinking it would hide the one warning
+  that session needed. Its recurrence, counted by learning, keeps it near the top.
 - **helpful** ("heeded"): a failure entry that was relevant (the session ran its program, or touched the
   file it is about) and whose failure did not happen.
 - **ended_well**, the smaller credit: any other injected entry of a session that ended well. Ranking
@@ -57,14 +60,36 @@ def _programs(issue: str) -> set[str]:
     return {program} if program else set()
 
 
+def _spans(text: str) -> set[str]:
+    """The programs its code spans run, and its content words (five letters, to meet plurals)."""
+    parts = text.split("`")
+    programs = {main_program(span) for span in parts[1::2] if span.strip()}
+    words = {w[:5] for w in text.lower().replace("`", " ").split() if len(w) > 3 and w.isalpha()}
+    return {p for p in programs if p} | words
+
+
+def agrees(session_fix: str, stored_fix: str) -> bool:
+    """Whether the session fixed the failure as the entry says: a program in common in their code spans,
+    or two content words."""
+    ours, theirs = _spans(session_fix), _spans(stored_fix)
+    return bool({p for p in ours & theirs if " " in p or not p.isalpha()}) or len(ours & theirs) >= 2
+
+
 def judge(
-    item: Any, section_name: str, failed_ids: set[str], ran: set[str], touched: set[str], ended_well: bool
+    item: Any,
+    section_name: str,
+    failed: dict[str, str],
+    ran: set[str],
+    touched: set[str],
+    ended_well: bool,
 ) -> str | None:
-    """The verdict on one injected entry: "helpful", "harmful", "ended_well" or None (no evidence)."""
+    """The verdict on one injected entry: "helpful", "harmful", "ended_well" or None (no evidence, or a
+    warning not heeded). ``failed``: the session's failures, by entry id, with the fix it found ("")."""
     entry = item_id(section_name, item)
     if section(section_name).kind == FAILURES and isinstance(item, FailureEntry):
-        if entry in failed_ids:
-            return "harmful"
+        if entry in failed:
+            fix = failed[entry]
+            return "harmful" if fix and item.solution and not agrees(fix, item.solution) else None
         relevant = bool(_programs(item.issue) & ran) or any(path and path in item.issue for path in touched)
         if relevant:
             return "helpful"
@@ -103,8 +128,8 @@ def credit_session(store: Store, key: str, injected_ids: list[str], extraction: 
     if not pending:
         return credit
     session = extraction.session
-    failed_ids = {
-        item_id(learning.section, parse_item(learning.section, learning.raw))
+    failed = {
+        item_id(learning.section, parse_item(learning.section, learning.raw)): str(learning.raw.get("solution") or "")
         for learning in extraction.learnings
         if learning.kind == "failure"
     }
@@ -128,7 +153,7 @@ def credit_session(store: Store, key: str, injected_ids: list[str], extraction: 
                 entry = item_id(section_name, item)
                 if entry not in wanted or entry in verdicts:
                     continue
-                verdict = judge(item, section_name, failed_ids, ran, touched, session.ended_well)
+                verdict = judge(item, section_name, failed, ran, touched, session.ended_well)
                 if verdict is None:
                     continue
                 verdicts[entry] = verdict
