@@ -261,6 +261,17 @@ def test_a_start_up_files_parse_error_above_the_real_error_does_not_hide_it() ->
     assert failure["error"] == "NameError: name 'nn' is not defined"
 
 
+def test_a_compound_of_look_ups_that_finds_nothing_is_no_lesson() -> None:
+    session = _session(
+        _SaidCall("1", "Bash", command="sleep 60 && ls -t checkpoints/ | head -3 && tail -3 train_log.txt", ok=False,
+                  error="tail: cannot open 'train_log.txt' for reading: No such file or directory"),
+        _SaidCall("2", "Bash", command="sleep 5 && make train", ok=False, error="ModuleNotFoundError: No module named 'torch'"),
+    )  # fmt: skip
+    extraction = extract(session, CWD)
+    assert [item.raw["issue"] for item in extraction.learnings if item.kind == "failure"] == ["`sleep 5 && make train`"]
+    assert any("look-up" in r.reason for r in extraction.rejected)
+
+
 def test_a_multi_line_command_is_described_by_what_it_ran() -> None:
     session = _session(
         _SaidCall("1", "Bash", command='python -c "\nimport torch\nprint(torch.cuda.mem_info())\n"', ok=False,

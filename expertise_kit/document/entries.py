@@ -95,7 +95,7 @@ class Provenance(_Open):
     helpful: int = Field(0, ge=0, description="Feedback: times an agent found it helpful.")
     harmful: int = Field(0, ge=0, description="Feedback: times an agent found it harmful.")
     ended_well: int = Field(
-        0, ge=0, description="Sessions it was shown in that ended well: a smaller credit, a third of a helpful."
+        0, ge=0, description="Sessions it was shown in that ended well: a smaller credit, a tenth of a helpful."
     )
     stale: bool = Field(False, description="Set by validate when it mentions code that is gone.")
 
@@ -211,7 +211,7 @@ def item_value(item: Item) -> int:
     """What an entry has earned: recurrences plus net feedback. Low value is pruned first."""
     if isinstance(item, str):
         return 1
-    return item.recurrence + item.helpful - item.harmful + item.ended_well // 3
+    return item.recurrence + item.helpful - item.harmful + item.ended_well // 10
 
 
 def item_last_seen(item: Item) -> datetime | None:

@@ -44,7 +44,7 @@ __all__ = [
     "signatures_for",
 ]
 
-CACHE_VERSION = 11
+CACHE_VERSION = 12
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 
@@ -256,12 +256,19 @@ def unsearched_domains(expertise_dir: str | Path, data: dict[str, Any], domains:
         summary["lengths"] = _ints(lengths) if isinstance(lengths, bytes) else []
         summary["paths"] = detail.get("paths") or []
         summary["best"] = detail.get("best") if isinstance(detail.get("best"), list) else None
+        weights = detail.get("weights")
+        summary["weights"] = _floats(weights) if isinstance(weights, bytes) else None
     return stale
 
 
 def _ints(blob: bytes) -> Any:
     """Machine ints packed by the write path (``array("I")``), as a read-only sequence of ints."""
     return memoryview(blob).cast("I") if len(blob) % 4 == 0 else ()
+
+
+def _floats(blob: bytes) -> Any:
+    """Machine floats packed by the write path (``array("f")``), as a read-only sequence."""
+    return memoryview(blob).cast("f") if len(blob) % 4 == 0 else None
 
 
 class Packed(dict):  # type: ignore[type-arg]

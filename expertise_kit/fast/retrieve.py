@@ -65,14 +65,19 @@ _SECONDS_A_DAY = 86400.0
 def _prior(entry: dict[str, Any]) -> float:
     """Posterior mean of "this entry helps" under a Beta(1, 1) prior, plus an exploration bonus that
     shrinks as evidence grows (an untried entry gets shown and so tried). Between ~0.2 and ~1.4. A session
-    that ended well with the entry shown is a third of a helpful: weaker evidence than a heeded warning."""
-    helpful = int(entry.get("help", 0)) + int(entry.get("well", 0)) / 3.0
+    that ended well with the entry shown is a tenth of a helpful: weaker evidence than a heeded warning."""
+    helpful = int(entry.get("help", 0)) + int(entry.get("well", 0)) / 10.0
     harmful = int(entry.get("harm", 0))
     trials = helpful + harmful
     return (helpful + 1) / (trials + 2) + 0.5 / float((1 + trials) ** 0.5)
 
 
 _LN_OF: dict[int, float] = {}
+
+
+def entry_weight(entry: dict[str, Any]) -> float:
+    """The evidence on an entry, as ranking weighs it: the feedback posterior times a recurrence boost."""
+    return _weight(entry)
 
 
 def _weight(entry: dict[str, Any]) -> float:
@@ -274,7 +279,16 @@ def for_prompt(
     # few are cut strictly: among equal scores the task's own domain first, then standing order.
     above = [(score, index) for index, score in relevance.items() if score >= floor]
     owners = {index: _owner(offsets, index) for _, index in above}
-    above.sort(key=lambda pair: (-pair[0], owners[pair[1]][0] not in routed, pair[1]))
+    # The cut ranks as the final order does, relevance times evidence, where the ranking file carries each
+    # entry's evidence weight (the write path computes it): a recurring lesson is not cut for a one-off.
+    weights = [part.get("weights") for part in parts]
+
+    def evidence(index: int) -> float:
+        position, local = owners[index]
+        known = weights[position]
+        return float(known[local]) if known is not None and local < len(known) else 1.0
+
+    above.sort(key=lambda pair: (-pair[0] * evidence(pair[1]), owners[pair[1]][0] not in routed, pair[1]))
     chosen = dict((index, score) for score, index in above[:CANDIDATES])
     where = {index: owners[index] for index in chosen}
     if load is not None:

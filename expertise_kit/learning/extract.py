@@ -421,8 +421,15 @@ def program_kind(program: str) -> str:
 
 
 def _lookup_miss(call: ToolCall, error: str) -> bool:
-    """A read-only look-up that found nothing: the agent guessing a path, not a project lesson."""
-    return bool(call.command) and main_program(call.command) in _LOOKUPS and (
+    """A read-only look-up that found nothing: the agent guessing a path, not a project lesson. A compound
+    of look-ups and helpers (`sleep 60 && ls -t out/ | head && tail log.txt`) is one too."""
+    if not call.command:
+        return False
+    programs = programs_in(call.command)
+    looks = main_program(call.command) in _LOOKUPS or (
+        any(p in _LOOKUPS for p in programs) and all(p in _LOOKUPS or p in _TRIVIAL for p in programs)
+    )
+    return looks and (
         not error or bool(re.search(r"no such file|cannot access|can't read|not found|No matches", error, re.I))
     )
 

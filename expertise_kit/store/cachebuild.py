@@ -25,7 +25,7 @@ from expertise_kit.fast.cache import (
 )
 from expertise_kit.fast.classify import keyword_stems, tokens
 from expertise_kit.fast.render import prepare_entry, strip_controls
-from expertise_kit.fast.retrieve import contender_positions
+from expertise_kit.fast.retrieve import contender_positions, entry_weight
 from expertise_kit.project import Project
 from expertise_kit.vocab import section_names
 
@@ -95,6 +95,7 @@ def _write_domain(expertise_dir: Path, index: dict[str, Any], name: str, payload
         "lengths": array("I", [entry["n"] for entry in entries]).tobytes(),
         "paths": [[position, entry["path"]] for position, entry in enumerate(entries) if entry["path"]],
         "best": contender_positions(entries),
+        "weights": array("f", [entry_weight(entry) for entry in entries]).tobytes(),
     }
     # Two files, each vouched for by the domain file's signature: ranking reads the small one of every
     # domain, and only the winners' entries are read.

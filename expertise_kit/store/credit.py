@@ -9,9 +9,11 @@ After the session is learned, each injected entry is judged once:
   not at all). The lesson was right and the agent did not follow it; sinking it would hide the one warning
   that session needed. Its recurrence, counted by learning, keeps it near the top.
 - **helpful** ("heeded"): a failure entry that was relevant (the session ran its program, or touched the
-  file it is about) and whose failure did not happen.
+  file it is about), whose failure did not happen, and whose fix the session followed (it ran the fix's
+  command or touched the fix's file): not failing a program run in every session is no evidence alone.
 - **ended_well**, the smaller credit: any other injected entry of a session that ended well. Ranking
-  weighs it a third of a helpful.
+  weighs it a tenth of a helpful: being shown in a good session is weak evidence, and must not lift an
+  entry above the untried ones that exploration needs to show.
 
 All verdicts of one session land in one commit, with the counts in trailers. A session is credited once
 per entry: a later pass over the same session (a per-turn stop event, a resumed session) judges only
@@ -68,6 +70,11 @@ def _spans(text: str) -> set[str]:
     return {p for p in programs if p} | words
 
 
+def _fix_programs(solution: str) -> set[str]:
+    """The programs a fix's code spans run (`then `python3 x.py` worked` -> python3)."""
+    return {p for p in (main_program(span) for span in solution.split("`")[1::2] if span.strip()) if p}
+
+
 def agrees(session_fix: str, stored_fix: str) -> bool:
     """Whether the session fixed the failure as the entry says: a program in common in their code spans,
     or two content words."""
@@ -91,7 +98,11 @@ def judge(
             fix = failed[entry]
             return "harmful" if fix and item.solution and not agrees(fix, item.solution) else None
         relevant = bool(_programs(item.issue) & ran) or any(path and path in item.issue for path in touched)
-        if relevant:
+        # Not failing a program run in every session is the base rate, not a heeded warning: the session
+        # must also have done what the fix says (run its command, touched its file).
+        fixes = _fix_programs(item.solution or "")
+        followed = bool(fixes & ran) or any(path and path in (item.solution or "") for path in touched)
+        if relevant and followed:
             return "helpful"
     return "ended_well" if ended_well else None
 
