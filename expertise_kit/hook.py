@@ -245,7 +245,8 @@ def _select(
     """Session start: the essentials. A prompt: what is relevant to it, or the essentials if nothing is and
     the session has had nothing yet. Either way, only entries this session was not given before."""
     from expertise_kit.fast.cache import stale_domains, unsearched_domains
-    from expertise_kit.fast.retrieve import essentials, for_prompt
+    from expertise_kit.fast.render import RenderResult
+    from expertise_kit.fast.retrieve import MIN_PROMPT_CHARS, PROMPT_CHARS, essentials, for_prompt
 
     def load(names: list[str], read: Callable[..., list[str]] = stale_domains) -> list[str]:
         """Read these domains' entries (or, with ``unsearched_domains``, only what ranking needs); a domain
@@ -263,7 +264,7 @@ def _select(
 
     key = session_key(payload)
     if key is not None:  # the session's state, read and written only when the agent names its session
-        from expertise_kit.fast.session import injected, remember
+        from expertise_kit.fast.session import injected, prompt_budget, remember
     given = injected(expertise_dir, key) if key is not None else []
     exclude = set(given)
     now = time.time()
@@ -273,14 +274,21 @@ def _select(
         # classifier's routing breaks ties: it no longer hides an entry filed under another domain.
         load(domains, unsearched_domains)  # an unreadable cache file is rebuilt now when small, else left out
         searched = [d for d in domains if "postings" in (cache["domains"].get(d) or {})]
-        result = for_prompt(
-            cache, searched, task=task, files=files, routing=routing, exclude=exclude, now=now, load=load
-        )
+        budget = prompt_budget(key, PROMPT_CHARS) if key is not None else PROMPT_CHARS
+        result = (
+            for_prompt(
+                cache, searched, task=task, files=files, routing=routing, exclude=exclude, now=now, load=load,
+                max_chars=budget,
+            )
+            if budget >= MIN_PROMPT_CHARS
+            else RenderResult("", searched)
+        )  # fmt: skip
+    asked = result is not None
     if result is None or (not result.text and not given):
         readable = [d for d in domains if d not in set(load(domains))]
         result = essentials(cache, readable, exclude=exclude, now=now)
     if key is not None:
-        remember(expertise_dir, key, given, result.included, now, len(result.text))
+        remember(expertise_dir, key, given, result.included, now, len(result.text), asked and bool(result.text))
     return result.text
 
 

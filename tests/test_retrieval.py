@@ -135,6 +135,25 @@ def test_each_entry_reaches_a_session_once(project: Path) -> None:
     assert "idempotency key header" in other  # another session is told again
 
 
+def test_a_long_session_on_many_topics_stays_within_twice_its_first_prompt(project: Path) -> None:
+    """Ten prompts, each on a topic of its own with entries of its own: dedup alone would let every prompt
+    add a full answer; the session budget keeps all ten within twice what the first got."""
+    topics = ["invoice", "refund", "coupon", "shipping", "inventory", "webhook", "session", "avatar", "search",
+              "export"]  # fmt: skip
+    lines = "".join(
+        f"  - {_learned(f'The {topic} module {n} keeps its {topic} rules in shop/{topic}_{n}.py and checks them')}\n"
+        for topic in topics for n in range(4)
+    )  # fmt: skip
+    (project / ".expertise" / "api.yaml").write_text("domain: api\npatterns:\n" + lines)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "many topics")
+    said = [_prompt(project, f"change how the {topic} rules are checked", "sess-long") for topic in topics]
+    assert said[0] and said[1], said[:2]  # the budget leaves room after the first prompt
+    assert sum(map(len, said)) <= 2 * len(said[0])
+    fresh = _prompt(project, f"change how the {topics[-1]} rules are checked", "sess-other")
+    assert f"{topics[-1]} module" in fresh  # another session starts with a full budget
+
+
 def test_missing_or_corrupt_session_state_never_breaks_the_hook(project: Path) -> None:
     _store(project)
     _start(project, "sess-9")

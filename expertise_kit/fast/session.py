@@ -14,7 +14,7 @@ import time
 
 from expertise_kit.fast.cache import cache_dir, read_regular
 
-__all__ = ["injected", "remember", "log_path", "MAX_IDS", "EXPIRE_SECONDS"]
+__all__ = ["injected", "remember", "prompt_budget", "log_path", "MAX_IDS", "EXPIRE_SECONDS"]
 
 MAX_IDS = 400
 MAX_BYTES = 16 << 10
@@ -41,17 +41,46 @@ def injected(expertise_dir: str, key: str | None, now: float | None = None) -> l
     data = read_regular(path, MAX_BYTES)
     if not data:
         return []
-    ids = [line for line in data.decode("ascii", "replace").split("\n") if line and set(line) <= _SAFE]
+    lines = data.decode("ascii", "replace").split("\n")
+    _SPENT[key] = _spent_line(lines[0]) if lines else (0, 0)
+    ids = [line for line in lines if line and set(line) <= _SAFE]
     return ids[-MAX_IDS:]
 
 
+# Per session (as ``injected`` last read it): the characters its first answered prompt got, and all its
+# prompts together. The file's first line holds them, `=<first>,<total>`, which no id can look like.
+_SPENT: dict[str, tuple[int, int]] = {}
+
+
+def _spent_line(line: str) -> tuple[int, int]:
+    first, _, total = line[1:].partition(",") if line.startswith("=") else ("", "", "")
+    return (int(first), int(total)) if first.isdigit() and total.isdigit() else (0, 0)
+
+
+def prompt_budget(key: str | None, limit: int) -> int:
+    """How many characters a prompt of this session may get: all its prompts together stay within twice
+    what the first one that got anything did (``limit`` for that first one), so a long session's
+    injections do not grow with every prompt. Call after ``injected``."""
+    first, total = _SPENT.get(key or "", (0, 0))
+    return limit if not first else max(0, min(limit, 2 * first - total))
+
+
 def remember(
-    expertise_dir: str, key: str | None, given: list[str], ids: list[str], now: float | None = None, chars: int = 0
+    expertise_dir: str,
+    key: str | None,
+    given: list[str],
+    ids: list[str],
+    now: float | None = None,
+    chars: int = 0,
+    prompt: bool = False,
 ) -> None:
-    """Add ``ids`` to what this session was given (``given``: what ``injected`` returned), and log how
-    much was injected (``chars``) for `expertise stats`."""
+    """Add ``ids`` to what this session was given (``given``: what ``injected`` returned), count ``chars``
+    against the session's prompt budget when a ``prompt`` got them, and log them for `expertise stats`."""
     if key is None or not ids:
         return
+    first, total = _SPENT.get(key, (0, 0)) if given else (0, 0)
+    if prompt:
+        first, total = first or chars, total + chars
     directory = _directory(expertise_dir)
     path = os.path.join(directory, key)
     merged = list(dict.fromkeys([*given, *ids]))[-MAX_IDS:]
@@ -61,7 +90,7 @@ def remember(
             _prune(directory, now or time.time())
         temp = f"{path}.{os.getpid()}.tmp"
         with open(temp, "w", encoding="ascii") as handle:
-            handle.write("\n".join(merged) + "\n")
+            handle.write(f"={first},{total}\n" + "\n".join(merged) + "\n")
         os.replace(temp, path)
     except OSError:
         pass  # the hook's answer matters more than remembering it
