@@ -285,7 +285,9 @@ def _select(
         )  # fmt: skip
     asked = result is not None
     if result is None or (not result.text and not given):
-        readable = [d for d in domains if d not in set(load(domains))]
+        # The essentials' contenders ride in each domain's ranking file: no entries file is read.
+        readable = [d for d in domains if d not in set(load(domains, unsearched_domains))]
+        readable = [d for d in readable if "contenders" in cache["domains"][d] or not load([d])]
         result = essentials(cache, readable, exclude=exclude, now=now)
     if key is not None:
         remember(expertise_dir, key, given, result.included, now, len(result.text), asked and bool(result.text))

@@ -44,7 +44,7 @@ __all__ = [
     "signatures_for",
 ]
 
-CACHE_VERSION = 12
+CACHE_VERSION = 13
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 
@@ -256,6 +256,9 @@ def unsearched_domains(expertise_dir: str | Path, data: dict[str, Any], domains:
         summary["lengths"] = _ints(lengths) if isinstance(lengths, bytes) else []
         summary["paths"] = detail.get("paths") or []
         summary["best"] = detail.get("best") if isinstance(detail.get("best"), list) else None
+        keys, carried = detail.get("keys"), detail.get("contenders")
+        if isinstance(keys, tuple) and isinstance(carried, list):
+            summary["contenders"] = Rows(keys, carried)
         weights = detail.get("weights")
         summary["weights"] = _floats(weights) if isinstance(weights, bytes) else None
     return stale

@@ -177,6 +177,11 @@ def contender_positions(entries: list[dict[str, Any]]) -> list[int]:
 
 
 def _contenders(part: dict[str, Any]) -> Any:
+    """The entries that could make a domain's essentials: carried by its ranking file (so session start
+    reads no entries file), else picked from its entries."""
+    carried = part.get("contenders")
+    if carried is not None:
+        return carried
     entries = part.get("entries", [])
     best = part.get("best")
     if not isinstance(best, list):
@@ -279,20 +284,23 @@ def for_prompt(
     routed = {present.index(d) for d in routing if d in present}
     # Only the best few can fit the budget; their entries are all that is read (~0.5 ms a domain), so the
     # few are cut strictly: among equal scores the task's own domain first, then standing order.
-    above = [(score, index) for index, score in relevance.items() if score >= floor]
-    owners = {index: _owner(offsets, index) for _, index in above}
     # The cut ranks as the final order does, relevance times evidence, where the ranking file carries each
     # entry's evidence weight (the write path computes it): a recurring lesson is not cut for a one-off.
     weights = [part.get("weights") for part in parts]
-
-    def evidence(index: int) -> float:
-        position, local = owners[index]
-        known = weights[position]
-        return float(known[local]) if known is not None and local < len(known) else 1.0
-
-    above.sort(key=lambda pair: (-pair[0] * evidence(pair[1]), owners[pair[1]][0] not in routed, pair[1]))
-    chosen = dict((index, score) for score, index in above[:CANDIDATES])
-    where = {index: owners[index] for index in chosen}
+    owner_of: list[int] = []
+    for position, size in enumerate(sizes):
+        owner_of += [position] * size
+    keyed = []
+    for index, score in relevance.items():
+        if score < floor:
+            continue
+        position = owner_of[index] if index < len(owner_of) else len(sizes) - 1
+        local, known = index - offsets[position], weights[position]
+        evidence = known[local] if known is not None and local < len(known) else 1.0
+        keyed.append((-score * evidence, position not in routed, index, position, local))
+    keyed.sort()
+    chosen = {row[2]: relevance[row[2]] for row in keyed[:CANDIDATES]}
+    where = {row[2]: (row[3], row[4]) for row in keyed[:CANDIDATES]}
     if load is not None:
         unreadable = set(load([present[position] for position in sorted({p for p, _ in where.values()})]))
         where = {i: (p, local) for i, (p, local) in where.items() if present[p] not in unreadable}
@@ -315,14 +323,6 @@ def for_prompt(
     truncated = bool(dropped)
     text = _compose("for this task", groups, truncated)
     return RenderResult(text, present, [e["id"] for e in picked], dropped, truncated)
-
-
-def _owner(offsets: list[int], index: int) -> tuple[int, int]:
-    """(domain position, index within the domain) of a global entry index."""
-    position = len(offsets) - 1
-    while position > 0 and offsets[position] > index:
-        position -= 1
-    return position, index - offsets[position]
 
 
 def _paths(part: dict[str, Any]) -> list[tuple[int, str]]:

@@ -87,19 +87,22 @@ def _write_domain(expertise_dir: Path, index: dict[str, Any], name: str, payload
     paths). The index keeps only what every prompt reads (overview, errors, signatures)."""
     entries = payload.get("entries", [])
     stamp = index["files"].get(f"{name}.yaml")
+    keys = tuple(entries[0]) if entries else ()
+    best = contender_positions(entries)
     # Postings and word counts packed as machine ints (`Packed` reads them): a blob per word loads as one
     # copy, where a list of ints is an object per number.
     search = {
         "signature": stamp,
+        "keys": keys,
         "postings": {word: array("I", found).tobytes() for word, found in payload.get("postings", {}).items()},
         "lengths": array("I", [entry["n"] for entry in entries]).tobytes(),
         "paths": [[position, entry["path"]] for position, entry in enumerate(entries) if entry["path"]],
-        "best": contender_positions(entries),
+        "best": best,
+        "contenders": [marshal.dumps(tuple(entries[p][key] for key in keys)) for p in best],
         "weights": array("f", [entry_weight(entry) for entry in entries]).tobytes(),
     }
     # Two files, each vouched for by the domain file's signature: ranking reads the small one of every
     # domain, and only the winners' entries are read.
-    keys = tuple(entries[0]) if entries else ()
     rows = [marshal.dumps(tuple(entry[key] for key in keys)) for entry in entries]
     _dump(Path(domain_cache_path(expertise_dir, name)), {"signature": stamp, "keys": keys, "rows": rows})
     _dump(Path(domain_search_path(expertise_dir, name)), search)
