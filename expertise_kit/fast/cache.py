@@ -44,7 +44,7 @@ __all__ = [
     "signatures_for",
 ]
 
-CACHE_VERSION = 13
+CACHE_VERSION = 14
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 

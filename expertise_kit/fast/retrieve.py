@@ -156,14 +156,25 @@ def _most_possible(parts: list[dict[str, Any]], query: set[str], total: int) -> 
 CONTENDERS = {"fixes": 16, "conventions": 24, "files": 12}
 
 
-def contender_positions(entries: list[dict[str, Any]]) -> list[int]:
+def _fix_rank(entry: dict[str, Any], programs: dict[str, int]) -> float:
+    """How much a failure with a fix matters at session start: its recurrence and evidence, and how often
+    its program fails here at all (a lesson about `python`, when python fails in most sessions, is the
+    one most likely to be needed again)."""
+    fails = programs.get(entry.get("prog") or "", 0)
+    recurrence = max(1, int(entry.get("rec", 1) or 1))
+    # Recurrence and program frequency count logarithmically, so feedback evidence still moves an entry:
+    # a fix that misled three times sinks, though each of those failures also raised its recurrence.
+    return _prior(entry) * (1.0 + ln(recurrence)) * (1.0 + 0.5 * ln(1 + fails))
+
+
+def contender_positions(entries: list[dict[str, Any]], programs: dict[str, int] | None = None) -> list[int]:
     """The positions of a domain's entries that could make its essentials, whatever the other domains hold:
     the best failures with a fix, hand-written conventions and hot files, by the essentials' own order.
     The write path stores them, so session start decodes a few entries a domain, not all of them."""
     indexed = list(enumerate(entries))
     fixes = sorted(
         (p for p, e in indexed if e.get("kind") == FAILURES and e.get("sol") and not e.get("stale")),
-        key=lambda p: (-entries[p].get("rec", 1) * _prior(entries[p]), entries[p]["order"]),
+        key=lambda p: (-_fix_rank(entries[p], programs or {}), entries[p]["order"]),
     )[: CONTENDERS["fixes"]]
     conventions = [
         p for p, e in indexed
@@ -200,9 +211,13 @@ def essentials(
     """The lessons that matter on any task here: recurring failures with fixes, conventions, hot files."""
     exclude = exclude or set()
     entries = [e for d in domains for e in _contenders(cache["domains"].get(d) or {}) if _usable(e, exclude)]
+    programs: dict[str, int] = {}
+    for domain in domains:
+        for program, count in ((cache["domains"].get(domain) or {}).get("programs") or {}).items():
+            programs[program] = programs.get(program, 0) + count
     fixes = sorted(
         (e for e in entries if e.get("kind") == FAILURES and e.get("sol")),
-        key=lambda e: (-e.get("rec", 1) * _prior(e), e["order"]),
+        key=lambda e: (-_fix_rank(e, programs), e["order"]),
     )
     conventions = [e for e in entries if e.get("kind") != FILES and e.get("manual") and e.get("kind") != FAILURES]
     files = sorted(

@@ -26,8 +26,9 @@ from expertise_kit.fast.cache import (
 from expertise_kit.fast.classify import keyword_stems, tokens
 from expertise_kit.fast.render import prepare_entry, strip_controls
 from expertise_kit.fast.retrieve import contender_positions, entry_weight
+from expertise_kit.learning.extract import main_program
 from expertise_kit.project import Project
-from expertise_kit.vocab import section_names
+from expertise_kit.vocab import FAILURES, section_names
 
 __all__ = ["domain_payload", "update_cache", "rebuild_cache", "refresh_domains"]
 
@@ -56,7 +57,9 @@ def domain_payload(plain: dict[str, Any]) -> dict[str, Any]:
         for raw in plain.get(section) or []:
             entry = _entry(section, raw)
             if entry is not None:
-                found.append((prepare_entry(entry, len(entry["tokens"])), entry["tokens"]))
+                prepared = prepare_entry(entry, len(entry["tokens"]))
+                prepared["prog"] = _program(entry) if prepared["kind"] == FAILURES else ""
+                found.append((prepared, entry["tokens"]))
     # In standing order, so the renderer reads only as far down the list as its budget reaches.
     found.sort(key=lambda pair: pair[0]["order"])
     for prepared, words in found:
@@ -64,7 +67,23 @@ def domain_payload(plain: dict[str, Any]) -> dict[str, Any]:
             postings.setdefault(word, []).append(len(entries))
         entries.append(prepared)
     overview = plain.get("overview")
-    return {"overview": overview if isinstance(overview, str) else "", "entries": entries, "postings": postings}
+    programs: dict[str, int] = {}
+    for prepared in entries:
+        if prepared["prog"]:
+            programs[prepared["prog"]] = programs.get(prepared["prog"], 0) + int(prepared.get("rec") or 1)
+    return {
+        "overview": overview if isinstance(overview, str) else "",
+        "entries": entries,
+        "postings": postings,
+        "programs": programs,  # failing program -> sightings of its failures: what fails most, by program
+    }
+
+
+def _program(entry: dict[str, Any]) -> str:
+    """The program a failure entry's issue runs (`` `cd web && npm test` `` -> npm test), or ""."""
+    issue = str(entry.get("issue") or "")
+    spans = issue.split("`")[1::2]
+    return main_program(spans[0]) if spans and spans[0].strip() else ""
 
 
 def _config_payload(config: Config) -> dict[str, Any]:
@@ -88,7 +107,7 @@ def _write_domain(expertise_dir: Path, index: dict[str, Any], name: str, payload
     entries = payload.get("entries", [])
     stamp = index["files"].get(f"{name}.yaml")
     keys = tuple(entries[0]) if entries else ()
-    best = contender_positions(entries)
+    best = contender_positions(entries, payload.get("programs") or {})
     # Postings and word counts packed as machine ints (`Packed` reads them): a blob per word loads as one
     # copy, where a list of ints is an object per number.
     search = {
