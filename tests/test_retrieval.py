@@ -85,6 +85,21 @@ def test_session_start_gets_the_essentials_across_domains(project: Path) -> None
     assert "Frontend note" not in text  # essentials are not a dump
 
 
+def test_essentials_give_failures_the_room_conventions_leave(project: Path) -> None:
+    """With no hand-written conventions, the recurring failures take the room they would have had."""
+    failures = "".join(
+        f"  - {_failure(f'`make {target}`', f'make: *** [{target}] Error 2: the {target} step needs its own config in build/{target}.mk, made from the example', f'ran `cp build/{target}.example build/{target}.mk` first, then `make {target}` worked', 6 - n)}\n"  # noqa: E501
+        for n, target in enumerate(["assets", "docs", "wheel", "image"])
+    )
+    (project / ".expertise" / "general.yaml").write_text("domain: general\nlearned_from_failures:\n" + failures)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "failures only")
+    text = _start(project)
+    shown = [target for target in ["assets", "docs", "wheel", "image"] if f"`make {target}`" in text]
+    assert len(shown) == 4, text  # two thirds of the room held only three of these
+    assert len(text) <= 1500
+
+
 def test_an_uninformative_first_prompt_still_gets_the_essentials(project: Path) -> None:
     _store(project)
     text = _prompt(project, "Work on issue PROJ-142. Run `bd show PROJ-142` to see the details", "fresh")

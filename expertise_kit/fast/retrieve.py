@@ -226,11 +226,12 @@ def essentials(
     )[:6]
     head = len(_compose("essentials", [], False)) + 3 * 40 + len(TRUNCATED) + 2
     budget = max_chars - head
-    # Half the room for failures and their fixes (the costliest to repeat), the rest for conventions;
-    # the hot files share one line.
+    # Failures and their fixes (the costliest to repeat) get two thirds of the room, or more when the
+    # conventions need less: room they leave is not wasted. The hot files share one line.
     file_line = ("- " + ", ".join(e["line"][2:] for e in files)) if files else ""
     budget -= len(file_line) + 1 if file_line else 0
-    got_fixes, fix_lines, dropped = _fill(fixes[:8], budget // 2 + budget // 6, now)
+    wanted = sum(len(_shown(e, now)) + 1 for e in conventions[:12])
+    got_fixes, fix_lines, dropped = _fill(fixes[:8], budget - min(wanted, budget // 3), now)
     spent = sum(len(line) + 1 for line in fix_lines)
     got_conventions, convention_lines, more = _fill(conventions[:12], budget - spent, now)
     dropped += more
