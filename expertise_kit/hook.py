@@ -244,7 +244,7 @@ def _select(
 ) -> str:
     """Session start: the essentials. A prompt: what is relevant to it, or the essentials if nothing is and
     the session has had nothing yet. Either way, only entries this session was not given before."""
-    from expertise_kit.fast.cache import stale_domains, unsearched_domains
+    from expertise_kit.fast.cache import stale_domains, uncontended_domains, unsearched_domains
     from expertise_kit.fast.render import RenderResult
     from expertise_kit.fast.retrieve import MIN_PROMPT_CHARS, PROMPT_CHARS, essentials, for_prompt
 
@@ -285,9 +285,8 @@ def _select(
         )  # fmt: skip
     asked = result is not None
     if result is None or (not result.text and not given):
-        # The essentials' contenders ride in each domain's ranking file: no entries file is read.
-        readable = [d for d in domains if d not in set(load(domains, unsearched_domains))]
-        readable = [d for d in readable if "contenders" in cache["domains"][d] or not load([d])]
+        # Each domain's few contenders for the essentials are all that is read.
+        readable = [d for d in domains if d not in set(load(domains, uncontended_domains))]
         result = essentials(cache, readable, exclude=exclude, now=now)
     if key is not None:
         remember(expertise_dir, key, given, result.included, now, len(result.text), asked and bool(result.text))

@@ -34,6 +34,8 @@ __all__ = [
     "cache_path",
     "domain_cache_path",
     "domain_search_path",
+    "domain_top_path",
+    "uncontended_domains",
     "unsearched_domains",
     "signature",
     "read_regular",
@@ -44,7 +46,7 @@ __all__ = [
     "signatures_for",
 ]
 
-CACHE_VERSION = 14
+CACHE_VERSION = 15
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 
@@ -122,6 +124,11 @@ def cache_path(expertise_dir: str | Path) -> str:
 
 def domain_cache_path(expertise_dir: str | Path, domain: str) -> str:
     return os.path.join(cache_dir(expertise_dir), "domains", f"{domain}.bin")
+
+
+def domain_top_path(expertise_dir: str | Path, domain: str) -> str:
+    """The entries that could make a domain's essentials, alone: all that session start reads of it."""
+    return os.path.join(cache_dir(expertise_dir), "domains", f"{domain}.top")
 
 
 def domain_search_path(expertise_dir: str | Path, domain: str) -> str:
@@ -240,6 +247,23 @@ class Rows:
         return (self[index] for index in range(len(self.rows)))
 
 
+def uncontended_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
+    """Read the entries that could make the essentials (a few a domain) of each of ``domains`` whose cache
+    matches its file now; the rest, returned, must be rebuilt."""
+    recorded = data["files"]
+    stale = []
+    for name, summary, current in _unread(expertise_dir, data, domains, "contenders"):
+        if isinstance(summary, dict) and "entries" in summary:
+            continue  # built in this process: every entry is at hand
+        detail = _load(domain_top_path(expertise_dir, name)) if recorded.get(f"{name}.yaml") == current else None
+        if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
+            stale.append(name)
+            continue
+        keys, rows = detail.get("keys"), detail.get("rows")
+        summary["contenders"] = Rows(keys, rows) if isinstance(keys, tuple) and isinstance(rows, list) else []
+    return stale
+
+
 def unsearched_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
     """Read what ranking needs (postings, word counts, paths) of each of ``domains`` whose cache matches its
     file now, without its entries; the rest, returned, must be rebuilt."""
@@ -256,9 +280,6 @@ def unsearched_domains(expertise_dir: str | Path, data: dict[str, Any], domains:
         summary["lengths"] = _ints(lengths) if isinstance(lengths, bytes) else []
         summary["paths"] = detail.get("paths") or []
         summary["best"] = detail.get("best") if isinstance(detail.get("best"), list) else None
-        keys, carried = detail.get("keys"), detail.get("contenders")
-        if isinstance(keys, tuple) and isinstance(carried, list):
-            summary["contenders"] = Rows(keys, carried)
         weights = detail.get("weights")
         summary["weights"] = _floats(weights) if isinstance(weights, bytes) else None
     return stale

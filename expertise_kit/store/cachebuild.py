@@ -20,6 +20,7 @@ from expertise_kit.fast.cache import (
     cache_path,
     domain_cache_path,
     domain_search_path,
+    domain_top_path,
     read_index,
     signature,
 )
@@ -112,19 +113,19 @@ def _write_domain(expertise_dir: Path, index: dict[str, Any], name: str, payload
     # copy, where a list of ints is an object per number.
     search = {
         "signature": stamp,
-        "keys": keys,
         "postings": {word: array("I", found).tobytes() for word, found in payload.get("postings", {}).items()},
         "lengths": array("I", [entry["n"] for entry in entries]).tobytes(),
         "paths": [[position, entry["path"]] for position, entry in enumerate(entries) if entry["path"]],
         "best": best,
-        "contenders": [marshal.dumps(tuple(entries[p][key] for key in keys)) for p in best],
         "weights": array("f", [entry_weight(entry) for entry in entries]).tobytes(),
     }
-    # Two files, each vouched for by the domain file's signature: ranking reads the small one of every
-    # domain, and only the winners' entries are read.
+    # Three files, each vouched for by the domain file's signature: a prompt reads the ranking file of every
+    # domain and the entries of the winners'; session start reads only the essentials' contenders.
     rows = [marshal.dumps(tuple(entry[key] for key in keys)) for entry in entries]
+    top = {"signature": stamp, "keys": keys, "rows": [rows[p] for p in best]}
     _dump(Path(domain_cache_path(expertise_dir, name)), {"signature": stamp, "keys": keys, "rows": rows})
     _dump(Path(domain_search_path(expertise_dir, name)), search)
+    _dump(Path(domain_top_path(expertise_dir, name)), top)
     index["domains"][name] = {k: v for k, v in payload.items() if k not in ("entries", "postings")}
 
 
