@@ -99,15 +99,21 @@ def failing_programs(session: Session) -> set[str]:
     return found
 
 
-def _relative(path: str, cwd: str | None) -> str | None:
+def _slashed(path: str) -> str:
+    """Forward slashes, and a Windows drive letter in lower case (`C:\\x` and `c:/x` are one path)."""
     cleaned = path.strip().replace("\\", "/")
+    return cleaned[0].lower() + cleaned[1:] if re.match(r"^[A-Za-z]:/", cleaned) else cleaned
+
+
+def _relative(path: str, cwd: str | None) -> str | None:
+    cleaned = _slashed(path)
     while cleaned.startswith("./"):
         cleaned = cleaned[2:]
     if not cleaned:
         return None
-    if not cleaned.startswith("/"):
+    if not cleaned.startswith("/") and not re.match(r"^[a-z]:/", cleaned):
         return None if cleaned.startswith("../") else cleaned
-    base = (cwd or "").replace("\\", "/").rstrip("/")
+    base = _slashed(cwd or "").rstrip("/")
     if base and cleaned.startswith(base + "/"):
         return cleaned[len(base) + 1 :]
     return None

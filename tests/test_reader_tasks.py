@@ -144,3 +144,19 @@ def test_a_bare_slash_command_is_not_the_task_when_a_request_follows(tmp_path: P
     alone = ClaudeSession()
     alone.prompt("/specify")
     assert read_transcript(alone.write(tmp_path / "t.jsonl")).task == "/specify"  # nothing better: kept
+
+
+def test_the_ide_extensions_notes_are_context_not_the_task() -> None:
+    opened = "<ide_opened_file>The user opened the file c:\\code\\shop\\src\\Login.tsx in the IDE.</ide_opened_file>"
+    selected = "<ide_selection>The user selected lines 2 to 3 from c:\\code\\shop\\README:\npnpm dev</ide_selection>"
+    assert task_text(f"{opened}\nmake the login form keep its state") == "make the login form keep its state"
+    assert task_text(f"{selected}how do I deploy this?") == "how do I deploy this?"
+    assert task_text(opened) == ""  # the note alone is no request
+
+
+def test_windows_paths_are_made_relative_whatever_the_drive_letters_case() -> None:
+    from expertise_kit.learning.extract import relative_path
+
+    assert relative_path("C:\\code\\shop\\src\\a.ts", "c:\\code\\shop", None) == "src/a.ts"
+    assert relative_path("c:/code/shop/src/a.ts", "C:\\code\\shop", None) == "src/a.ts"
+    assert relative_path("d:\\other\\a.ts", "c:\\code\\shop", None) is None

@@ -149,17 +149,23 @@ def _moment(stamp: str) -> str:
     return iso(parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc))
 
 
+def _slashed(path: str) -> str:
+    """Forward slashes, and a Windows drive letter in lower case (`C:\\x` and `c:/x` are one path)."""
+    cleaned = path.strip().replace("\\", "/")
+    return cleaned[0].lower() + cleaned[1:] if re.match(r"^[A-Za-z]:/", cleaned) else cleaned
+
+
 def relative_path(path: str, cwd: str | None, root: str | None) -> str | None:
     """The path relative to the project, or None when it lies outside it (``/tmp``, ``~/.claude``)."""
-    cleaned = path.strip().replace("\\", "/")
+    cleaned = _slashed(path)
     if not cleaned:
         return None
-    if not cleaned.startswith("/") and not re.match(r"^[A-Za-z]:/", cleaned):
+    if not cleaned.startswith("/") and not re.match(r"^[a-z]:/", cleaned):
         relative = normalise_path(cleaned)
         return None if relative.startswith("../") or relative == ".." else relative
     for base in (root, cwd):
         if base:
-            base_clean = base.replace("\\", "/").rstrip("/")
+            base_clean = _slashed(base).rstrip("/")
             if cleaned == base_clean:
                 return None
             if cleaned.startswith(base_clean + "/"):

@@ -36,6 +36,7 @@ _HARNESS_PREFIXES = (
     "<permissions",
     COMPACTION_PREFIX,
 )
+_IDE_NOTE = re.compile(r"<(ide_[\w-]+)>.*?(?:</\1>|\Z)", re.S)
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
 _IMAGES_ONLY = re.compile(r"(?:\s*\[Image(?: #\d+)?[^\]]*\])+\s*")
 # spec-kit and similar prompt templates quote what the user typed under "## User Input" in a text fence.
@@ -67,6 +68,10 @@ def task_text(text: str) -> str:
     stripped = text.strip()
     if "<system-reminder>" in stripped:
         stripped = _REMINDER.sub("", stripped).strip()
+    if "<ide_" in stripped:
+        # The IDE extension's notes (the file the user opened, the lines selected, diagnostics) come before
+        # or beside the user's words: context, not the request.
+        stripped = _IDE_NOTE.sub("", stripped).strip()
     if not stripped or stripped.startswith(_HARNESS_PREFIXES) or stripped == "Warmup":
         return ""
     if _IMAGES_ONLY.fullmatch(stripped):
