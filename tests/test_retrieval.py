@@ -100,6 +100,23 @@ def test_essentials_give_failures_the_room_conventions_leave(project: Path) -> N
     assert len(text) <= 1500
 
 
+def test_a_failure_seen_again_without_a_fix_still_warns_at_session_start(project: Path) -> None:
+    def unsolved(issue: str, error: str, recurrence: int) -> str:
+        return json.dumps({"issue": issue, "error": error, "source": "learned", "recurrence": recurrence,
+                           "sessions": [f"s{n}" for n in range(recurrence)], "last_seen": "2026-11-20T10:00:00Z"})
+
+    (project / ".expertise" / "general.yaml").write_text(
+        "domain: general\nlearned_from_failures:\n"
+        f"  - {unsolved('`python - <<PY`', '/bin/bash: line 1: python: command not found', 2)}\n"
+        f"  - {unsolved('`node gen.js`', 'Error: ENOENT: no such file or directory, open out/x.json', 1)}\n"
+    )  # fmt: skip
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "unsolved failures")
+    text = _start(project)
+    assert "python: command not found" in text  # seen twice: worth a warning, fix or not
+    assert "node gen.js" not in text  # a one-off with no fix says too little
+
+
 def test_an_uninformative_first_prompt_still_gets_the_essentials(project: Path) -> None:
     _store(project)
     text = _prompt(project, "Work on issue PROJ-142. Run `bd show PROJ-142` to see the details", "fresh")

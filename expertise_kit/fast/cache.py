@@ -46,7 +46,7 @@ __all__ = [
     "signatures_for",
 ]
 
-CACHE_VERSION = 15
+CACHE_VERSION = 16
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 
