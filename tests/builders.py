@@ -305,3 +305,11 @@ def tax(amount):
     text = "".join(line + "  \n" if line.startswith(("#### ", "> ")) else line + "\n" for line in (first + second).splitlines())
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def learned_failure(issue: str, error: str, solution: str, recurrence: int) -> str:
+    """One learned failure entry, as a YAML flow mapping for a hand-built domain file."""
+    return json.dumps(
+        {"issue": issue, "error": error, "solution": solution, "source": "learned", "recurrence": recurrence,
+         "sessions": [f"s{n}" for n in range(recurrence)], "last_seen": "2026-11-20T10:00:00Z"}
+    )  # fmt: skip

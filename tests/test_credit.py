@@ -11,19 +11,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from builders import CWD, ClaudeSession
+from builders import learned_failure as _failure
 from conftest import Cli, git
 
 NO_UPSTREAM = (
     "fatal: The current branch {b} has no upstream branch.\nTo push the current branch, use\n\n"
     " git push --set-upstream origin {b}"
 )
-
-
-def _failure(issue: str, error: str, solution: str, recurrence: int) -> str:
-    return json.dumps(
-        {"issue": issue, "error": error, "solution": solution, "source": "learned", "recurrence": recurrence,
-         "sessions": [f"s{n}" for n in range(recurrence)], "last_seen": "2026-11-20T10:00:00Z"}
-    )  # fmt: skip
 
 
 def _store(project: Path) -> None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from builders import learned_failure as _failure
 from conftest import Cli, git
 
 CALL = 'import expertise_kit.hook as h; h.main(["pre", "--agent", "claude-code"])'
@@ -17,13 +18,6 @@ CALL = 'import expertise_kit.hook as h; h.main(["pre", "--agent", "claude-code"]
 def _learned(text: str, *, recurrence: int = 1, last_seen: str = "2026-11-20T10:00:00Z", **extra: str) -> str:
     fields = {"source": "learned", "recurrence": recurrence, "sessions": ["s1"], "last_seen": last_seen, **extra}
     return json.dumps({"text": text, **fields})
-
-
-def _failure(issue: str, error: str, solution: str, recurrence: int) -> str:
-    return json.dumps(
-        {"issue": issue, "error": error, "solution": solution, "source": "learned", "recurrence": recurrence,
-         "sessions": [f"s{n}" for n in range(recurrence)], "last_seen": "2026-11-20T10:00:00Z"}
-    )  # fmt: skip
 
 
 def _store(project: Path) -> None:

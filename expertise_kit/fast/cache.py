@@ -24,7 +24,7 @@ import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
     from typing import Any
 
@@ -206,20 +206,71 @@ def _unread(
         yield name, summary, current
 
 
+def _read_part(
+    expertise_dir: str | Path,
+    data: dict[str, Any],
+    domains: list[str],
+    part: str,
+    path_of: Callable[[str | Path, str], str],
+    fill: Callable[[dict[str, Any], dict[str, Any]], None],
+) -> list[str]:
+    """Read one cache file (``path_of``) of each of ``domains`` whose ``part`` was not read yet and whose
+    cache matches its domain file now, and ``fill`` the domain's summary from it; the rest, returned,
+    must be rebuilt."""
+    recorded = data["files"]
+    stale = []
+    for name, summary, current in _unread(expertise_dir, data, domains, part):
+        detail = _load(path_of(expertise_dir, name)) if recorded.get(f"{name}.yaml") == current else None
+        if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
+            stale.append(name)
+            continue
+        fill(summary, detail)
+    return stale
+
+
+def _rows(detail: dict[str, Any]) -> Any:
+    keys, rows = detail.get("keys"), detail.get("rows")
+    return Rows(keys, rows) if isinstance(keys, tuple) and isinstance(rows, list) else []
+
+
+def _fill_entries(summary: dict[str, Any], detail: dict[str, Any]) -> None:
+    summary["entries"] = _rows(detail)
+
+
+def _fill_contenders(summary: dict[str, Any], detail: dict[str, Any]) -> None:
+    summary["contenders"] = _rows(detail)
+
+
+def _fill_search(summary: dict[str, Any], detail: dict[str, Any]) -> None:
+    postings, lengths, weights = detail.get("postings"), detail.get("lengths"), detail.get("weights")
+    summary["postings"] = Packed(postings) if isinstance(postings, dict) else {}
+    summary["lengths"] = _ints(lengths) if isinstance(lengths, bytes) else []
+    summary["paths"] = detail.get("paths") or []
+    summary["best"] = detail.get("best") if isinstance(detail.get("best"), list) else None
+    summary["weights"] = _floats(weights) if isinstance(weights, bytes) else None
+
+
 def stale_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
     """Read the entries, and what ranking needs, of each of ``domains`` whose cache matches its file now;
     the rest, returned, must be rebuilt."""
     unsearchable = unsearched_domains(expertise_dir, data, domains)
-    recorded = data["files"]
-    stale = list(unsearchable)
-    for name, summary, current in _unread(expertise_dir, data, [d for d in domains if d not in unsearchable]):
-        detail = _load(domain_cache_path(expertise_dir, name)) if recorded.get(f"{name}.yaml") == current else None
-        if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
-            stale.append(name)
-            continue
-        keys, rows = detail.get("keys"), detail.get("rows")
-        summary["entries"] = Rows(keys, rows) if isinstance(keys, tuple) and isinstance(rows, list) else []
-    return stale
+    rest = [d for d in domains if d not in unsearchable]
+    return [*unsearchable, *_read_part(expertise_dir, data, rest, "entries", domain_cache_path, _fill_entries)]
+
+
+def uncontended_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
+    """Read the entries that could make the essentials (a few a domain) of each of ``domains`` whose cache
+    matches its file now; the rest, returned, must be rebuilt. A domain built in this process has every
+    entry at hand already."""
+    built = [d for d in domains if "entries" in (data["domains"].get(d) or {})]
+    rest = [d for d in domains if d not in built]
+    return _read_part(expertise_dir, data, rest, "contenders", domain_top_path, _fill_contenders)
+
+
+def unsearched_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
+    """Read what ranking needs (postings, word counts, paths, evidence weights) of each of ``domains``
+    whose cache matches its file now, without its entries; the rest, returned, must be rebuilt."""
+    return _read_part(expertise_dir, data, domains, "postings", domain_search_path, _fill_search)
 
 
 class Rows:
@@ -245,44 +296,6 @@ class Rows:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return (self[index] for index in range(len(self.rows)))
-
-
-def uncontended_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
-    """Read the entries that could make the essentials (a few a domain) of each of ``domains`` whose cache
-    matches its file now; the rest, returned, must be rebuilt."""
-    recorded = data["files"]
-    stale = []
-    for name, summary, current in _unread(expertise_dir, data, domains, "contenders"):
-        if isinstance(summary, dict) and "entries" in summary:
-            continue  # built in this process: every entry is at hand
-        detail = _load(domain_top_path(expertise_dir, name)) if recorded.get(f"{name}.yaml") == current else None
-        if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
-            stale.append(name)
-            continue
-        keys, rows = detail.get("keys"), detail.get("rows")
-        summary["contenders"] = Rows(keys, rows) if isinstance(keys, tuple) and isinstance(rows, list) else []
-    return stale
-
-
-def unsearched_domains(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
-    """Read what ranking needs (postings, word counts, paths) of each of ``domains`` whose cache matches its
-    file now, without its entries; the rest, returned, must be rebuilt."""
-    recorded = data["files"]
-    stale = []
-    for name, summary, current in _unread(expertise_dir, data, domains, "postings"):
-        path = domain_search_path(expertise_dir, name)
-        detail = _load(path) if recorded.get(f"{name}.yaml") == current else None
-        if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
-            stale.append(name)
-            continue
-        postings, lengths = detail.get("postings"), detail.get("lengths")
-        summary["postings"] = Packed(postings) if isinstance(postings, dict) else {}
-        summary["lengths"] = _ints(lengths) if isinstance(lengths, bytes) else []
-        summary["paths"] = detail.get("paths") or []
-        summary["best"] = detail.get("best") if isinstance(detail.get("best"), list) else None
-        weights = detail.get("weights")
-        summary["weights"] = _floats(weights) if isinstance(weights, bytes) else None
-    return stale
 
 
 def _ints(blob: bytes) -> Any:

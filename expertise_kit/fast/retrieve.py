@@ -81,10 +81,6 @@ _LN_OF: dict[int, float] = {}
 
 def entry_weight(entry: dict[str, Any]) -> float:
     """The evidence on an entry, as ranking weighs it: the feedback posterior times a recurrence boost."""
-    return _weight(entry)
-
-
-def _weight(entry: dict[str, Any]) -> float:
     rec = entry.get("rec", 1) or 1
     boost = _LN_OF.get(rec)
     if boost is None:
@@ -338,7 +334,7 @@ def for_prompt(
         if not _usable(entry, exclude):
             continue
         tie = 0 if position in routed else 1  # the task's own domain first among equals
-        ranked.append((-round(chosen[index] * _weight(entry), 6), tie, entry["order"], position, entry))
+        ranked.append((-round(chosen[index] * entry_weight(entry), 6), tie, entry["order"], position, entry))
     ranked.sort(key=lambda row: row[:4])
     head = len(_compose("for this task", [], False)) + len(TRUNCATED) + 2
     picked, _, dropped = _fill([row[4] for row in ranked], max_chars - head - 40 * len(RENDER_GROUPS), now)

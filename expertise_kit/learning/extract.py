@@ -205,6 +205,12 @@ def main_program(command: str) -> str:
     return min(programs, key=_program_rank) if programs else ""  # min keeps the first of equal rank
 
 
+def span_programs(text: str) -> list[str]:
+    """The program each code span of ``text`` runs, in order ("" for a span that runs none): what a
+    stored issue (`` `cd web && npm test` ``) or fix (``then `python3 x.py` worked``) names."""
+    return [main_program(span) for span in text.split("`")[1::2] if span.strip()]
+
+
 def _program_rank(program: str) -> int:
     if program in _TEST_PROGRAMS or program.endswith(" test"):
         return 0

@@ -27,7 +27,7 @@ from expertise_kit.fast.cache import (
 from expertise_kit.fast.classify import keyword_stems, tokens
 from expertise_kit.fast.render import prepare_entry, strip_controls
 from expertise_kit.fast.retrieve import contender_positions, entry_weight
-from expertise_kit.learning.extract import main_program
+from expertise_kit.learning.extract import span_programs
 from expertise_kit.project import Project
 from expertise_kit.vocab import FAILURES, section_names
 
@@ -82,9 +82,7 @@ def domain_payload(plain: dict[str, Any]) -> dict[str, Any]:
 
 def _program(entry: dict[str, Any]) -> str:
     """The program a failure entry's issue runs (`` `cd web && npm test` `` -> npm test), or ""."""
-    issue = str(entry.get("issue") or "")
-    spans = issue.split("`")[1::2]
-    return main_program(spans[0]) if spans and spans[0].strip() else ""
+    return (span_programs(str(entry.get("issue") or "")) or [""])[0]
 
 
 def _config_payload(config: Config) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from expertise_kit.document.entries import FailureEntry, item_id, item_text, par
 from expertise_kit.document.splice import Edit, Replace
 from expertise_kit.errors import UserError
 from expertise_kit.fast.cache import cache_dir
-from expertise_kit.learning.extract import Extraction, main_program
+from expertise_kit.learning.extract import Extraction, main_program, span_programs
 from expertise_kit.learning.transcripts.shell import programs_in
 from expertise_kit.store import Store
 from expertise_kit.versioning.commit import CommitOutcome
@@ -53,26 +53,16 @@ class Credit:
         return len(self.helpful) + len(self.harmful) + len(self.ended_well)
 
 
-def _programs(issue: str) -> set[str]:
-    """The programs a failure's issue runs: the code span of `` `git push` ``, seen through wrappers."""
-    if "`" not in issue:
-        return set()
-    span = issue.split("`")[1]
-    program = main_program(span)
-    return {program} if program else set()
+def _programs(text: str, first_only: bool = False) -> set[str]:
+    """The programs ``text``'s code spans run (an issue names one: its first), seen through wrappers."""
+    found = span_programs(text)
+    return {p for p in (found[:1] if first_only else found) if p}
 
 
 def _spans(text: str) -> set[str]:
     """The programs its code spans run, and its content words (five letters, to meet plurals)."""
-    parts = text.split("`")
-    programs = {main_program(span) for span in parts[1::2] if span.strip()}
     words = {w[:5] for w in text.lower().replace("`", " ").split() if len(w) > 3 and w.isalpha()}
-    return {p for p in programs if p} | words
-
-
-def _fix_programs(solution: str) -> set[str]:
-    """The programs a fix's code spans run (`then `python3 x.py` worked` -> python3)."""
-    return {p for p in (main_program(span) for span in solution.split("`")[1::2] if span.strip()) if p}
+    return _programs(text) | words
 
 
 def agrees(session_fix: str, stored_fix: str) -> bool:
@@ -97,10 +87,11 @@ def judge(
         if entry in failed:
             fix = failed[entry]
             return "harmful" if fix and item.solution and not agrees(fix, item.solution) else None
-        relevant = bool(_programs(item.issue) & ran) or any(path and path in item.issue for path in touched)
+        issue = item.issue
+        relevant = bool(_programs(issue, first_only=True) & ran) or any(path and path in issue for path in touched)
         # Not failing a program run in every session is the base rate, not a heeded warning: the session
         # must also have done what the fix says (run its command, touched its file).
-        fixes = _fix_programs(item.solution or "")
+        fixes = _programs(item.solution or "")
         followed = bool(fixes & ran) or any(path and path in (item.solution or "") for path in touched)
         if relevant and followed:
             return "helpful"
