@@ -66,6 +66,47 @@ def test_harness_noise_is_rejected_with_its_reason(project: Path, run: Cli, tmp_
     assert len(reasons) == 1 and ("harness noise" in reasons[0] or "the user" in reasons[0]), reasons
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        "fatal: unable to access 'https://github.com/o/r.git/': Recv failure: Connection was reset",
+        "fatal: unable to access 'https://github.com/o/r.git/': Failed to connect to github.com port 443 after "
+        "21035 ms: Could not connect to server",
+        "ssh: Could not resolve hostname github.com: Temporary failure in name resolution",
+        "npm error code EAI_AGAIN\nnpm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo "
+        "EAI_AGAIN registry.npmjs.org",
+    ],
+)
+def test_a_remote_network_failure_is_transient(project: Path, run: Cli, tmp_path: Path, output: str) -> None:
+    s = ClaudeSession()
+    s.prompt("Push the release branch")
+    s.bash("git push origin release", output, exit_code=128)
+    s.bash("git push origin release", "To github.com:o/r.git")  # it worked on the next try: still no lesson
+    data = _learn(run, s.write(tmp_path / "s.jsonl"))
+    assert not [t for _, section, t in _added(data) if section == "learned_from_failures"]
+    assert [r["reason"] for r in _rejected(data) if r["kind"] == "failure"] == [
+        "transient: the network to a remote host failed"
+    ]
+
+
+def test_a_refused_local_connection_and_a_missing_tool_are_judged_apart(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    s = ClaudeSession()
+    s.prompt("Check the API answers")
+    s.bash("curl -sf localhost:4000/health", "curl: (7) Failed to connect to localhost port 4000: Connection refused",
+           exit_code=7)  # fmt: skip
+    s.bash("mix phx.server &", "started")
+    s.bash("curl -sf localhost:4000/health", "ok")
+    s.tool("AskUserQuestion", {"question": "which port?"}, "Error: No such tool available: AskUserQuestion",
+           error=True)  # fmt: skip
+    data = _learn(run, s.write(tmp_path / "s.jsonl"))
+    added = [t for _, section, t in _added(data) if section == "learned_from_failures"]
+    assert len(added) == 1 and "mix phx.server" in added[0]  # a lesson: start the server first
+    reasons = [r["reason"] for r in _rejected(data) if r["kind"] == "failure"]
+    assert reasons == ["harness noise: the agent called a tool its harness does not have"]
+
+
 def test_real_harness_noise_of_a_claude_2_1_series_stores_nothing(project: Path, run: Cli) -> None:
     files = sorted(MAXNOOB.glob("*/*.jsonl")) if MAXNOOB.is_dir() else []
     if not files:
@@ -150,8 +191,10 @@ def test_mix_test_is_not_fixed_by_mix_deps_get(project: Path, run: Cli, tmp_path
     data = _learn(run, s.write(tmp_path / "s.jsonl"))
     failures = {t for _, section, t in _added(data) if section == "learned_from_failures"}
     # The first failure's window closed when the same command failed differently: no fix is claimed,
-    # and `mix deps.get` (another subcommand) was not taken for its fix.
-    assert "`mix test test/accounts_test.exs`" in failures
+    # and `mix deps.get` (another subcommand) was not taken for its fix. Seen once and never fixed, it is
+    # held back, not stored.
+    assert "`mix test test/accounts_test.exs`" not in failures
+    assert any("UndefinedFunctionError" in h["text"] for h in data["held"])
     assert any(t.startswith("`mix test test/accounts_test.exs` -> changed lib/accounts.ex") for t in failures)
     assert not any("deps.get" in t for t in failures)
 

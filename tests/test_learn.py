@@ -221,14 +221,19 @@ def test_dry_run_writes_nothing(project: Path, run: Cli, tmp_path: Path) -> None
 
 
 def test_strings_are_capped_and_trivial_learnings_rejected(project: Path, run: Cli, tmp_path: Path) -> None:
-    s = ClaudeSession()
-    s.prompt("Refactor the report builder " + "very " * 100)
-    s.bash("make reports " + "--flag " * 60, "RuntimeError: " + "boom " * 3000, exit_code=2)
-    s.bash("ls missing", "Error", exit_code=1)
-    s.say("gave up")
-    data = _learn(run, s.write(tmp_path / "long.jsonl"))
+    def session(number: int) -> ClaudeSession:
+        s = ClaudeSession(f"5e55104e-1d2c-4b1a-9f00-00000000000{number}")
+        s.prompt("Refactor the report builder " + "very " * 100)
+        s.bash("make reports " + "--flag " * 60, "RuntimeError: " + "boom " * 3000, exit_code=2)
+        s.bash("ls missing", "Error", exit_code=1)
+        s.say("gave up")
+        return s
+
+    first = _learn(run, session(1).write(tmp_path / "long.jsonl"))
+    assert [h["text"][:20] for h in first["held"]] == ["`make reports --flag"]  # once, unfixed: held back
+    data = _learn(run, session(2).write(tmp_path / "again.jsonl"))  # it recurs in another session: stored now
     stored = [e for d in data["domains"].values() for e in d["added"] if e["section"] == "learned_from_failures"]
-    assert len(stored) == 1
+    assert len(stored) == 1 and not data["held"]
     rejected = [r for d in data["domains"].values() for r in d["rejected"]]
     assert any("the error says nothing useful" in r["reason"] for r in rejected)
     for path in (project / ".expertise").glob("*.yaml"):

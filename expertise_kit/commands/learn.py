@@ -66,7 +66,13 @@ def learn(ctx: click.Context, transcripts: tuple[Path, ...], fmt: str, as_json: 
             if merged is not None and merged.over_by:
                 cap = store.config.line_cap
                 click.echo(f"warning: {name}.yaml is still {merged.over_by} lines over the {cap}-line cap", err=True)
-        if not data and not report.errors:
+        if report.held:
+            n = len(report.held)
+            click.echo(
+                f"held {n} failure{'s' if n != 1 else ''} seen once with no fix: "
+                "stored when it recurs in another session or a session fixes it"
+            )
+        if not data and not report.errors and not report.held:
             click.echo("nothing to learn")
     for warning in report.warnings:
         click.echo(f"expertise: warning: {warning}", err=True)

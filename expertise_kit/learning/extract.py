@@ -20,7 +20,7 @@ from expertise_kit import clock
 from expertise_kit.clock import iso
 from expertise_kit.document.ids import error_signature, normalise_path
 from expertise_kit.fast.render import strip_controls
-from expertise_kit.learning.quality import command_typo, harness_noise, says_nothing
+from expertise_kit.learning.quality import command_typo, harness_noise, network_failure, says_nothing
 from expertise_kit.learning.redact import redact
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of, programs_in
@@ -181,6 +181,7 @@ _HEADER = re.compile(
 )
 _ELIXIR = re.compile(r"^\*\* \([\w.]+\)")  # ** (CompileError) lib/x.ex:3: undefined function
 _LEADING = re.compile(r"^(?:fatal|error|panic|npm ERR!|npm error|ERROR|FATAL|E)(?:\[\w+\])?(?::|\s{2,}|!)")
+_NPM_CODE = re.compile(r"^npm (?:error|ERR!) E[A-Z]{3,} \S")  # `npm error ERESOLVE unable to resolve ...`
 _CLASS = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b(?::|$)")
 # Source code shown in an error (a diff, a stack frame's line) is never the error itself.
 _CODE = re.compile(
@@ -238,7 +239,7 @@ def _error_score(line: str) -> int:
     if _ELIXIR.match(line):
         return 6
     score = 0
-    if _LEADING.match(line):
+    if _LEADING.match(line) or _NPM_CODE.match(line):
         score += 4
     if _CLASS.search(line):
         score += 3
@@ -472,7 +473,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue
             error = pick_error(scrubbed)
-            typo = command_typo(error)
+            typo = command_typo(error) or network_failure(error)
             if typo:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", typo))
                 continue
@@ -516,6 +517,34 @@ _SUMMARY_FIX = re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:Fix|Fixed|Solution|Resolutio
                           re.M | re.I)  # fmt: skip
 
 
+_ERROR_WORD = re.compile(r"[A-Za-z][\w.-]{3,}")
+# An error code or class name: one of these in common is enough to say two errors are the same.
+_TELLING = re.compile(r"^(?:E[A-Z]{3,}|[A-Z]\w*(?:Error|Exception)|TS\d{4})$")
+_COMMON_WORDS = {"error", "errors", "failed", "failure", "with", "from", "that", "this", "when", "file", "found",
+                 "cannot", "could", "unable", "while", "command", "npm", "the"}  # fmt: skip
+
+
+def _error_words(text: str) -> set[str]:
+    return {w.strip(".-") for w in _ERROR_WORD.findall(text) if w.lower().strip(".-") not in _COMMON_WORDS}
+
+
+def _solve_from_summary(extraction: Extraction, error: str, solution: str) -> bool:
+    """Give ``solution`` (a summary's fix for ``error``) to the session's own unsolved failure with the same
+    error, if there is one: it keeps its command and real error line, and gains the model's own account of the
+    fix. Same means an error code or class name in common, or three words."""
+    said = _error_words(error)
+    for learning in extraction.learnings:
+        if learning.section != "learned_from_failures" or learning.raw.get("solution") or not learning.program:
+            continue
+        shown = _error_words(f"{learning.raw.get('error', '')} {learning.raw.get('issue', '')}")
+        common = said & shown
+        if any(_TELLING.match(w) for w in common) or len({w.lower() for w in common}) >= 3:
+            learning.raw["solution"] = solution
+            learning.text = f"{learning.text} {solution}"
+            return True
+    return False
+
+
 def _summaries(extraction: Extraction, ctx: _Context) -> None:
     """Failure/fix pairs the model itself wrote into compaction summaries."""
     session = extraction.session
@@ -538,10 +567,13 @@ def _summaries(extraction: Extraction, ctx: _Context) -> None:
                 if signature in seen:
                     continue
                 seen.add(signature)
+                solution = ctx.clean(redact(fix["fix"]), ERROR_CHARS)
+                if _solve_from_summary(extraction, error, solution):
+                    continue  # the summary explains a failure the session's own calls show: one lesson
                 raw: dict[str, Any] = {
                     "issue": ctx.clean(_cut(redact(head), 80), ISSUE_CHARS),
                     "error": error,
-                    "solution": ctx.clean(redact(fix["fix"]), ERROR_CHARS),
+                    "solution": solution,
                     **_provenance(session, session.ended),
                 }
                 extraction.learnings.append(

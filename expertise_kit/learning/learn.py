@@ -11,6 +11,7 @@ from expertise_kit.document.entries import item_id, parse_item
 from expertise_kit.errors import UserError
 from expertise_kit.fast.classify import Rules, classify, rules_from
 from expertise_kit.learning.extract import Extraction, Learning, extract, program_kind
+from expertise_kit.learning.held import HeldFailures
 from expertise_kit.learning.quality import rejection_reason
 from expertise_kit.learning.transcripts import iter_sessions
 from expertise_kit.learning.transcripts.model import safe_session_id
@@ -24,6 +25,7 @@ class LearnReport:
     sessions: list[dict[str, Any]] = field(default_factory=list)
     domains: dict[str, MergeResult] = field(default_factory=dict)
     rejected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by domain, before merging
+    held: list[dict[str, Any]] = field(default_factory=list)  # failures seen once with no fix: not stored yet
     errors: list[UserError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     dry_run: bool = False
@@ -45,11 +47,13 @@ class LearnReport:
             "dry_run": self.dry_run,
             "sessions": self.sessions,
             "domains": domains,
+            "held": self.held,
             "errors": [error.one_line() for error in self.errors],
             "warnings": self.warnings,
         }
 
 
+FAILURES = "learned_from_failures"
 _PATH_IN_ERROR = re.compile(r"(?<![\w/.])(?:[\w.@-]+/)+[\w.@-]+\.\w{1,6}\b")
 
 
@@ -123,6 +127,7 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
     by_domain: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     sessions_by_domain: dict[str, list[str]] = {}
     homes = _known_homes(store)
+    held = HeldFailures(store.project)
     for session in iter_sessions(paths, fmt, report.errors):
         report.warnings.extend(session.warnings)
         extraction = extract(session, str(store.project.root))
@@ -146,9 +151,16 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
                     {"kind": learning.kind, "text": learning.text, "reason": reason}
                 )
                 continue
+            raw = learning.raw
+            if learning.section == FAILURES and entry and entry not in homes:
+                released = held.sight(entry, learning.section, raw)
+                if released is None:
+                    report.held.append({"id": entry, "domain": domain, "text": learning.text})
+                    continue
+                raw = released
             if entry:
                 homes.setdefault(entry, domain)  # seen again in a later session: the same home
-            by_domain.setdefault(domain, []).append((learning.section, learning.raw))
+            by_domain.setdefault(domain, []).append((learning.section, raw))
             # The readers already replace unsafe ids; checked again because this one becomes a commit trailer.
             session_id = safe_session_id(session.id)
             if session_id not in sessions_by_domain.setdefault(domain, []):
@@ -157,4 +169,11 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
         report.domains[domain] = store.merge_learned(
             domain, by_domain[domain], sessions=sessions_by_domain[domain], dry_run=dry_run
         )
+    # What is still held at the end: a failure held by one session of the batch and seen again in another is not.
+    still = {h["id"]: h for h in report.held if held.holds(h["id"])}
+    report.held = list(still.values())
+    if not dry_run:
+        # After the merges: a failure released from the hold is in the store before it leaves the file.
+        with store.locked():
+            held.save()
     return report

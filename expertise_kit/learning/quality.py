@@ -10,7 +10,8 @@ import re
 from typing import Any
 
 __all__ = [
-    "rejection_reason", "harness_noise", "command_typo", "says_nothing", "solution_names_action", "generic_pattern",
+    "rejection_reason", "harness_noise", "command_typo", "network_failure", "says_nothing", "solution_names_action",
+    "generic_pattern",
 ]  # fmt: skip
 
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
@@ -48,12 +49,23 @@ _HARNESS: tuple[tuple[str, str], ...] = (
     ("Tool permission stream closed", "the harness's permission prompt went away"),
     ("Tool permission request failed", "the harness's permission prompt went away"),
     ("MCP error -32001: user-cancel", "the user cancelled the call"),
+    ("No such tool available", "the agent called a tool its harness does not have"),
+    ("Claude Code is unable to fetch from", "a web look-up failed: the site's answer, not the project's"),
 )
 # Patterns of the same kind, where a marker alone would be too loose.
 _HARNESS_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Found \d+ matches of the string to replace"), "the edit tool's old text matched more than once"),
     (re.compile(r"^command timed out after \d+ milliseconds", re.M), "the harness's time limit for one call"),
     (re.compile(r"\.git/[^\s'\"]*'?:? Operation not permitted"), "the agent's sandbox keeps .git read-only"),
+)
+# The network to a remote host failed: a flaky connection or a sandbox without network, not a lesson about
+# the project. (A refused connection to a local server is kept: "start the dev server first" is one.)
+_TRANSIENT = re.compile(
+    r"Could not resolve host|Temporary failure in name resolution|Network is unreachable|"
+    r"Recv failure: Connection was reset|Connection reset by peer|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|"
+    r"\bnpm (?:error|ERR!) code (?:EAI_AGAIN|ENOTFOUND|ECONNRESET|ETIMEDOUT)\b|"
+    r"Failed to connect to (?!localhost|127\.0\.0\.1|\[?::1)[\w.-]+ port \d+|"
+    r"unable to access '[^']+': (?:Operation timed out|Connection timed out|SSL_ERROR_SYSCALL)"
 )
 # The shell could not parse the command line the agent typed: its typo, not the project's. Judged on the
 # error line picked from the output only: a shell start-up file that fails to parse prints the same words
@@ -100,6 +112,12 @@ def command_typo(error: str) -> str | None:
     return "harness noise: the agent's command line did not parse" if _TYPO.match(error.strip()) else None
 
 
+def network_failure(error: str) -> str | None:
+    """Why ``error`` (the error line picked from an output) is a failed connection to a remote host. Judged on
+    that line only: a test log that mentions a reset connection may still fail for a reason of the code's."""
+    return "transient: the network to a remote host failed" if _TRANSIENT.search(error) else None
+
+
 def says_nothing(error: str) -> bool:
     """An error with nothing in it beyond a word like "failed" or an exit code."""
     stripped = error.strip()
@@ -128,7 +146,7 @@ def rejection_reason(kind: str, raw: dict[str, Any]) -> str | None:
     """Why ``raw`` should not be stored, or None when it may be."""
     if kind == "failure":
         error = str(raw.get("error") or "").strip()
-        noise = harness_noise(f"{error}\n{raw.get('issue') or ''}") or command_typo(error)
+        noise = harness_noise(f"{error}\n{raw.get('issue') or ''}") or command_typo(error) or network_failure(error)
         if noise:
             return noise
         if says_nothing(error):
