@@ -1,0 +1,239 @@
+"""End to end with the real Claude Code CLI, headless, against a scripted model server on 127.0.0.1.
+
+`expertise init --agent claude-code` installs the hooks into a temp git repo; `claude -p` runs a session
+in which the (fake) model runs a failing shell command and then ends its turn; the test checks that our
+pre-task context reached the model's request, that the failure was learned in one commit touching only
+`.expertise/`, that the user's staged change survived, and that a second session raises the failure's
+recurrence.
+
+The CLI is installed with npm into a cache (``$EXPERTISE_E2E_CACHE/npm``, by default
+``~/.cache/expertise-e2e/npm``), at the pinned version below. Without node and npm, or when the install
+fails (no registry), the test is skipped, never failed. No traffic leaves 127.0.0.1: the CLI reads
+``ANTHROPIC_BASE_URL`` and everything non-essential is switched off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_claude_code import DEFAULT_COMMAND, FakeAnthropic
+
+CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
+CLAUDE_VERSION = "2.1.330"
+# Read now, at import: the suite's autouse fixture points HOME at a temp dir for every test, and npm
+# needs the real one (its config says which registry to use).
+REAL_HOME = os.environ.get("HOME", str(Path.home()))
+CACHE = Path(os.environ.get("EXPERTISE_E2E_CACHE") or Path(REAL_HOME, ".cache", "expertise-e2e")) / "npm"
+NPM_TIMEOUT = 900
+SESSION_TIMEOUT = 300
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "E2E Developer",
+    "GIT_AUTHOR_EMAIL": "dev@example.invalid",
+    "GIT_COMMITTER_NAME": "E2E Developer",
+    "GIT_COMMITTER_EMAIL": "dev@example.invalid",
+}
+SEEDED = "Build the docs with make html inside docs/ before tagging a release."
+STAGED_CHANGE = "print('hello, staged world')\n"
+
+
+# -- the CLI ----------------------------------------------------------------------------------------
+
+
+def _binary() -> Path:
+    return CACHE / "node_modules" / ".bin" / "claude"
+
+
+def _version_of(binary: Path) -> str | None:
+    if not binary.exists():
+        return None
+    with tempfile.TemporaryDirectory() as home:
+        try:
+            done = subprocess.run(
+                [str(binary), "--version"], capture_output=True, text=True, timeout=60, env=_cli_env(Path(home))
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    return done.stdout.split()[0] if done.returncode == 0 and done.stdout.split() else None
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    """The pinned Claude Code binary, installed into the cache on first use."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are needed to install the Claude Code CLI")
+    binary = _binary()
+    if _version_of(binary) != CLAUDE_VERSION:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, HOME=REAL_HOME)
+        spec = f"{CLAUDE_PACKAGE}@{CLAUDE_VERSION}"
+        command = ["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", spec]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=NPM_TIMEOUT, env=env)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            pytest.skip(f"npm install {spec} did not finish: {exc}")
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+            pytest.skip(f"npm install {spec} failed (no registry?): {' | '.join(tail)}")
+    found = _version_of(binary)
+    if found != CLAUDE_VERSION:
+        pytest.skip(f"the installed Claude Code does not run here (version {found!r}, wanted {CLAUDE_VERSION})")
+    return binary
+
+
+def _cli_env(home: Path, base_url: str = "http://127.0.0.1:9") -> dict[str, str]:
+    """The CLI's environment: the temp HOME, the fake server, nothing that phones anywhere else, and
+    nothing inherited from a Claude Code session this test may itself be running in."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("ANTHROPIC_", "CLAUDE", "OTEL_"))
+        and key.lower() not in ("http_proxy", "https_proxy", "all_proxy")
+    }
+    env.update(IDENTITY)
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY="dummy",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_ERROR_REPORTING="1",
+        NO_PROXY="127.0.0.1,localhost",
+        no_proxy="127.0.0.1,localhost",
+    )
+    return env
+
+
+# -- the project ------------------------------------------------------------------------------------
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=_git_env())
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def _git_env() -> dict[str, str]:
+    return dict(os.environ, GIT_CONFIG_NOSYSTEM="1", **IDENTITY)
+
+
+def _expertise(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "expertise_kit", *args], cwd=repo, capture_output=True, text=True, env=_git_env()
+    )
+    assert done.returncode == 0, f"expertise {' '.join(args)}: {done.stdout}{done.stderr}"
+    return done.stdout
+
+
+def _commits(repo: Path) -> list[str]:
+    return _git(repo, "rev-list", "HEAD").split()
+
+
+def _failure_entries(repo: Path) -> list[dict[str, Any]]:
+    """Every learned failure entry that mentions the scripted command's module, across domains."""
+    found = []
+    for path in sorted((repo / ".expertise").glob("*.yaml")):
+        if path.name == "config.yaml":
+            continue
+        shown = json.loads(_expertise(repo, "show", path.stem, "--json"))
+        found += [
+            entry for entry in shown["entries"]
+            if entry["section"] == "learned_from_failures" and "nosuchmodule_xyz" in json.dumps(entry)
+        ]  # fmt: skip
+    return found
+
+
+def _session(claude: Path, repo: Path, home: Path, fake: FakeAnthropic, prompt: str) -> str:
+    """Run one headless session; its printed answer."""
+    done = subprocess.run(
+        [str(claude), "-p", prompt, "--allowedTools", "Bash"],
+        cwd=repo, capture_output=True, text=True, timeout=SESSION_TIMEOUT, env=_cli_env(home, fake.url),
+    )  # fmt: skip
+    assert done.returncode == 0, f"claude exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _staged(repo: Path) -> tuple[str, str]:
+    return _git(repo, "diff", "--cached", "--name-status"), _git(repo, "diff", "--cached")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repo with one committed file, `expertise init --agent claude-code` done, one seeded
+    convention, and a staged but uncommitted user change."""
+    root = tmp_path / "project"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "commit.gpgsign", "false")
+    (root / "app.py").write_text("print('hello')\n")
+    _git(root, "add", "app.py")
+    _git(root, "commit", "-q", "-m", "initial")
+    out = _expertise(root, "init", "--agent", "claude-code")
+    assert "installed claude-code hooks in .claude/settings.json" in out
+    _expertise(root, "add", "general", "best_practices", SEEDED)
+    (root / "app.py").write_text(STAGED_CHANGE)
+    _git(root, "add", "app.py")
+    return root
+
+
+# -- the test ---------------------------------------------------------------------------------------
+
+
+def test_claude_code_session_learns_and_commits(claude: Path, repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"  # the CLI's ~/.claude and ~/.claude.json live here
+    home.mkdir()
+    settings = json.loads((repo / ".claude" / "settings.json").read_text())
+    assert {"SessionStart", "UserPromptSubmit", "SessionEnd"} <= set(settings["hooks"])  # step 1
+    staged_before = _staged(repo)
+    assert "M\tapp.py" in staged_before[0]
+    before = _commits(repo)
+
+    with FakeAnthropic(command=DEFAULT_COMMAND) as fake:
+        first = _session(claude, repo, home, fake, "Check that the optional dependency can be imported.")
+        main = fake.main_requests()
+
+        # Step 2: the model asked for the failing command, got its error back, and ended the turn.
+        assert len(main) >= 2, f"expected a tool call and a final answer, got {len(main)} requests"
+        results = json.dumps(main[-1]["messages"])
+        assert "ModuleNotFoundError" in results and '"is_error": true' in results
+        assert fake.final_text in first
+
+        # Step 3: the seeded convention reached the model, in the very first request.
+        assert SEEDED in json.dumps(main[0]), "the pre-task hook's context is not in the model's request"
+
+        # Step 4: the failure was learned, in exactly one new commit touching only .expertise/.
+        after = _commits(repo)
+        assert after[1:] == before, f"expected exactly one new commit, got {len(after) - len(before)}"
+        touched = _git(repo, "show", "--name-only", "--format=", "HEAD").split()
+        assert touched and all(path.startswith(".expertise/") for path in touched), touched
+        learned = _failure_entries(repo)
+        assert len(learned) == 1, learned
+        assert "No module named 'nosuchmodule_xyz'" in (learned[0]["error"] or "")
+        assert learned[0]["recurrence"] == 1
+        transcripts = list((home / ".claude" / "projects").glob("*/*.jsonl"))
+        assert len(transcripts) == 1 and learned[0]["sessions"] == [transcripts[0].stem]
+
+        # Step 5: the user's staged change is still staged, unchanged.
+        assert _staged(repo) == staged_before
+
+        # Step 6: a second session with the same failure raises its recurrence.
+        _session(claude, repo, home, fake, "Try the optional dependency once more, please.")
+        again = _failure_entries(repo)
+        assert len(again) == 1 and again[0]["id"] == learned[0]["id"], again
+        assert again[0]["recurrence"] == 2
+        assert len(again[0]["sessions"]) == 2
+        latest = _commits(repo)
+        assert latest[1:] == after, "the second session should add exactly one commit"
+        touched = _git(repo, "show", "--name-only", "--format=", "HEAD").split()
+        assert touched and all(path.startswith(".expertise/") for path in touched), touched
+        assert _staged(repo) == staged_before
