@@ -253,6 +253,7 @@ def agent_names() -> tuple[str, ...]:
 FORMATS: tuple[tuple[str, str, str], ...] = (
     ("claude-code", "expertise_kit.learning.transcripts.claude", "read_claude"),
     ("codex", "expertise_kit.learning.transcripts.codex", "read_codex"),
+    ("gemini", "expertise_kit.learning.transcripts.gemini", "read_gemini"),
     ("generic", "expertise_kit.learning.transcripts.generic", "read_generic"),
     # One history file holds every session, so this reader returns a list of them.
     ("aider", "expertise_kit.learning.transcripts.aider", "read_aider"),

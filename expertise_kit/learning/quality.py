@@ -51,6 +51,12 @@ _HARNESS: tuple[tuple[str, str], ...] = (
     ("MCP error -32001: user-cancel", "the user cancelled the call"),
     ("No such tool available", "the agent called a tool its harness does not have"),
     ("Claude Code is unable to fetch from", "a web look-up failed: the site's answer, not the project's"),
+    # Gemini CLI's tools: its edit tool's old text not matching, its read tool given a wrong path.
+    ("Could not find an exact match for 'old_string'", "the edit tool's old text did not match"),
+    ("0 occurrences found for old_string", "the edit tool's old text did not match"),
+    ("Expected 1 occurrence but found", "the edit tool's old text matched more than once"),
+    ("no file was found at the specified path", "the tool was given a wrong path"),
+    ("File not found: ", "the tool was given a wrong path"),
 )
 # Patterns of the same kind, where a marker alone would be too loose.
 _HARNESS_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (

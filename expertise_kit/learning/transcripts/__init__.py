@@ -1,7 +1,7 @@
 """Reading agent session transcripts into one format-neutral ``Session``.
 
-``read_sessions(path, "auto")`` detects Claude Code, Codex, an Aider chat history or the generic tool-call
-log from the file's name and first records, and returns its sessions: one for a JSON-lines transcript,
+``read_sessions(path, "auto")`` detects Claude Code, Codex, Gemini CLI, an Aider chat history or the generic
+tool-call log from the file's name and first records, and returns its sessions: one for a JSON-lines transcript,
 every session in the file for an Aider history. ``read_transcript`` is the same for a file that holds one
 session. Every reader streams the file in constant memory and skips, and reports, lines it can't use. A
 transcript that can be read only once (a pipe, ``-`` for stdin) is first copied to a temporary file, so
@@ -19,6 +19,7 @@ from expertise_kit import vocab
 from expertise_kit.errors import UserError
 from expertise_kit.learning.transcripts.aider import AIDER_HISTORY, AIDER_STARTED
 from expertise_kit.learning.transcripts.codex import CODEX_TYPES
+from expertise_kit.learning.transcripts.gemini import gemini_document
 from expertise_kit.learning.transcripts.generic import GENERIC_TYPES
 from expertise_kit.learning.transcripts.lines import LineReport, json_lines, looks_binary, read_once, spooled
 from expertise_kit.learning.transcripts.model import Session, ToolCall, settle_session_id
@@ -61,6 +62,8 @@ def detect_format(path: Path) -> str | None:
     """The format the first records show: None for an empty file, "unknown" when none says."""
     if _aider_history(path) and path.stat().st_size > 0:
         return "aider"
+    if gemini_document(path):
+        return "gemini"
     report = LineReport(path)
     seen = 0
     for record in json_lines(path, report):
@@ -151,12 +154,6 @@ def _read(path: Path, fmt: str, label: Path) -> list[Session]:
                 "can't tell which agent wrote this transcript",
                 path=label,
                 hint="pass --format " + ", ".join(format_names()[:-1]) + " or " + format_names()[-1],
-            )
-        if detected == "gemini":
-            raise UserError(
-                "is a Gemini CLI session, which expertise_kit can't read yet; nothing was learned from it",
-                path=label,
-                hint="learn from Claude Code, Codex, Aider or generic logs for now",
             )
         fmt = detected
     reader = _READERS.get(fmt)

@@ -1,0 +1,285 @@
+"""End to end with the real Gemini CLI, headless, against a scripted Gemini API on 127.0.0.1.
+
+`expertise init --agent gemini` writes `.gemini/settings.json` into a temp git repo; `gemini -p` runs two
+sessions in which the (fake) model runs a failing shell command and then ends its turn. The tests check
+that our session-start context reached the model's request, that the failure was learned in one commit
+touching only `.expertise/`, that the user's staged change survived, and that the second session raised
+the failure's recurrence. Both sessions run once, in a module fixture; each step is a test of its own.
+
+Gemini CLI reads a project's `.gemini/settings.json` (our hooks) only in a trusted folder. Headless, an
+untrusted folder is a fatal error (exit 55) unless `--skip-trust` is given, and that flag trusts the
+folder too late for the project settings, which were read before it: the session runs without our hooks.
+The test trusts the folder the way a CI job would, with `GEMINI_CLI_TRUST_WORKSPACE=true` (a user does it
+once, in the first interactive run, which writes `~/.gemini/trustedFolders.json`).
+
+The CLI is installed with npm into a cache (``$EXPERTISE_E2E_CACHE/npm/gemini-cli-<version>``, by default
+under ``~/.cache/expertise-e2e``), at the pinned version below. Without node and npm, or when the install
+fails (no registry), the tests are skipped, never failed. No traffic leaves 127.0.0.1: the model is the fake
+server (`GOOGLE_GEMINI_BASE_URL`), and auto-update, usage statistics and telemetry are off in the temp
+HOME's `~/.gemini/settings.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_gemini import FakeGemini
+from ruamel.yaml import YAML
+
+GEMINI_PACKAGE = "@google/gemini-cli"
+GEMINI_VERSION = "0.61.0"
+# Read now, at import: the suite's autouse fixture points HOME at a temp dir for every test, and npm
+# needs the real one (its config says which registry to use).
+REAL_HOME = os.environ.get("HOME", str(Path.home()))
+CACHE = Path(os.environ.get("EXPERTISE_E2E_CACHE") or Path(REAL_HOME, ".cache", "expertise-e2e")) / "npm"
+NPM_TIMEOUT = 900
+SESSION_TIMEOUT = 300
+MODEL = "gemini-2.5-flash"
+
+FAILING = 'python3 -c "import nosuchmodule_xyz"'
+SEEDED = "Vendor optional imports through requirements-extra.txt before importing them (marker heron-quartz-23)."
+STAGED = "Staged by the user, not to be committed by anyone else.\n"
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Ada Tester",
+    "GIT_AUTHOR_EMAIL": "ada@example.test",
+    "GIT_COMMITTER_NAME": "Ada Tester",
+    "GIT_COMMITTER_EMAIL": "ada@example.test",
+}
+
+
+# -- the CLI ----------------------------------------------------------------------------------------
+
+
+def _prefix() -> Path:
+    return CACHE / f"gemini-cli-{GEMINI_VERSION}"
+
+
+def _entry() -> Path:
+    return _prefix() / "node_modules" / "@google" / "gemini-cli" / "bundle" / "gemini.js"
+
+
+def _installed_version() -> str | None:
+    manifest = _prefix() / "node_modules" / "@google" / "gemini-cli" / "package.json"
+    try:
+        return str(json.loads(manifest.read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _install() -> Path:
+    """The pinned CLI's entry script, installed once into the cache; skips when that can't be done."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node or not npm:
+        pytest.skip("node and npm are needed to run Gemini CLI")
+    if _installed_version() != GEMINI_VERSION or not _entry().is_file():
+        _prefix().mkdir(parents=True, exist_ok=True)
+        try:
+            done = subprocess.run(
+                [npm, "install", "--prefix", str(_prefix()), "--no-audit", "--no-fund",
+                 f"{GEMINI_PACKAGE}@{GEMINI_VERSION}"],
+                capture_output=True, text=True, timeout=NPM_TIMEOUT, env={**os.environ, "HOME": REAL_HOME},
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            pytest.skip(f"npm install {GEMINI_PACKAGE}@{GEMINI_VERSION} did not finish: {exc}")
+        if done.returncode != 0 or not _entry().is_file():
+            tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+            pytest.skip(f"npm install {GEMINI_PACKAGE}@{GEMINI_VERSION} failed (no registry?): {tail}")
+    return _entry()
+
+
+# -- the project and the sessions -------------------------------------------------------------------
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    """A clean environment: this HOME, no system git config, our git identity."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "LANG": "C.UTF-8",
+        **IDENTITY,
+        **extra,
+    }
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 120) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+@dataclass
+class Sessions:
+    root: Path
+    home: Path
+    settings: dict[str, Any]
+    staged_before: str
+    commits_before: list[str]
+    first_requests: list[dict[str, Any]]
+    first: subprocess.CompletedProcess[str]
+    commits_after_first: list[str]
+    entry_after_first: dict[str, Any] | None
+    second: subprocess.CompletedProcess[str] | None = None
+    entry_after_second: dict[str, Any] | None = None
+    staged_after: str = ""
+
+
+def _git(root: Path, home: Path, *args: str) -> str:
+    return _run(["git", *args], root, _env(home)).stdout
+
+
+def _failure_entry(root: Path) -> dict[str, Any] | None:
+    """The learned entry for the failing import, whichever domain it was filed under."""
+    yaml = YAML(typ="safe")
+    for path in sorted((root / ".expertise").glob("*.yaml")):
+        if path.name == "config.yaml":
+            continue
+        for entry in (yaml.load(path.read_text()) or {}).get("learned_from_failures") or []:
+            if "nosuchmodule_xyz" in json.dumps(entry, default=str):
+                return dict(entry)
+    return None
+
+
+def _gemini(
+    entry: Path, root: Path, home: Path, server: FakeGemini, prompt: str
+) -> subprocess.CompletedProcess[str]:
+    env = _env(
+        home,
+        GEMINI_API_KEY="dummy",
+        GOOGLE_GEMINI_BASE_URL=server.url,
+        GEMINI_CLI_TRUST_WORKSPACE="true",
+        GEMINI_TELEMETRY_ENABLED="false",
+        NO_BROWSER="true",
+        NO_COLOR="1",
+    )
+    node = shutil.which("node") or "node"
+    args = [node, str(entry), "-p", prompt, "-m", MODEL, "--approval-mode", "yolo", "--output-format", "text"]
+    return _run(args, root, env, timeout=SESSION_TIMEOUT)
+
+
+def _script() -> FakeGemini:
+    return FakeGemini([("run_shell_command", {"command": FAILING, "description": "check the import"})])
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> Sessions:
+    entry = _install()
+    base = tmp_path_factory.mktemp("gemini-e2e")
+    home, root = base / "home", base / "repo"
+    (home / ".gemini").mkdir(parents=True)
+    # API-key auth: the gateway auth a base URL alone implies fails validation headless (0.61.0 says
+    # "Invalid auth method selected"). No auto-update, usage statistics or telemetry.
+    (home / ".gemini" / "settings.json").write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+                "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False},
+            }
+        )
+    )
+    root.mkdir()
+    _git(root, home, "init", "-q", "-b", "main")
+    _git(root, home, "config", "commit.gpgsign", "false")
+    (root / "README.md").write_text("# demo\n")
+    _git(root, home, "add", "README.md")
+    _git(root, home, "commit", "-q", "-m", "initial")
+    expertise = [sys.executable, "-m", "expertise_kit", "-C", str(root)]
+    _run([*expertise, "init", "--agent", "gemini"], root, _env(home))
+    _run([*expertise, "add", "general", "best_practices", SEEDED], root, _env(home))
+    (root / "notes.txt").write_text(STAGED)
+    _git(root, home, "add", "notes.txt")
+
+    settings = json.loads((root / ".gemini" / "settings.json").read_text())
+    staged_before = _git(root, home, "diff", "--cached")
+    commits_before = _git(root, home, "rev-list", "HEAD").split()
+    with _script() as server:
+        first = _gemini(entry, root, home, server, "Check that the package imports cleanly")
+        requests = server.agent_requests()
+    found = Sessions(
+        root=root,
+        home=home,
+        settings=settings,
+        staged_before=staged_before,
+        commits_before=commits_before,
+        first_requests=requests,
+        first=first,
+        commits_after_first=_git(root, home, "rev-list", "HEAD").split(),
+        entry_after_first=_failure_entry(root),
+    )
+    if found.entry_after_first is not None:  # a second session only means something after a first lesson
+        with _script() as server:
+            found.second = _gemini(entry, root, home, server, "Run the import check again")
+        found.entry_after_second = _failure_entry(root)
+    found.staged_after = _git(root, home, "diff", "--cached")
+    return found
+
+
+# -- the steps ----------------------------------------------------------------------------------------
+
+
+def test_1_init_installs_the_hooks_in_geminis_shape(sessions: Sessions) -> None:
+    hooks = sessions.settings["hooks"]
+    assert set(hooks) == {"SessionStart", "BeforeAgent", "SessionEnd"}
+    timeouts = {event: hooks[event][0]["hooks"][0]["timeout"] for event in hooks}
+    assert timeouts == {"SessionStart": 10000, "BeforeAgent": 10000, "SessionEnd": 120000}  # milliseconds
+    assert all(hooks[event][0]["hooks"][0]["type"] == "command" for event in hooks)
+    assert "notes.txt" in sessions.staged_before
+
+
+def test_2_the_model_ran_the_failing_command(sessions: Sessions) -> None:
+    requests = sessions.first_requests
+    assert len(requests) >= 2, sessions.first.stderr
+    answered = json.dumps(requests[-1]["body"]["contents"])
+    assert "nosuchmodule_xyz" in answered and "No module named" in answered
+
+
+def test_3_our_context_reached_the_model(sessions: Sessions) -> None:
+    first_request = json.dumps(sessions.first_requests[0]["body"]["contents"])
+    assert SEEDED in first_request, "the seeded entry was not in the model's first request"
+    assert "<hook_context>" in first_request  # how Gemini CLI wraps a hook's additionalContext
+
+
+def test_4_the_failure_is_learned_in_one_commit_of_expertise_files_only(sessions: Sessions) -> None:
+    new = sessions.commits_after_first[: len(sessions.commits_after_first) - len(sessions.commits_before)]
+    assert len(new) == 1, _git(sessions.root, sessions.home, "log", "--oneline", "-4")
+    touched = _git(sessions.root, sessions.home, "show", "--name-only", "--format=", new[0]).split()
+    assert touched and all(path.startswith(".expertise/") for path in touched), touched
+    entry = sessions.entry_after_first
+    assert entry is not None and "No module named 'nosuchmodule_xyz'" in str(entry.get("error"))
+
+
+def test_5_the_users_staged_change_is_untouched(sessions: Sessions) -> None:
+    assert sessions.staged_after == sessions.staged_before
+    assert (sessions.root / "notes.txt").read_text() == STAGED
+
+
+def test_6_a_second_session_with_the_same_failure_raises_its_recurrence(sessions: Sessions) -> None:
+    assert sessions.entry_after_first is not None and sessions.entry_after_second is not None
+    before = int(sessions.entry_after_first.get("recurrence", 1))
+    assert int(sessions.entry_after_second.get("recurrence", 1)) == before + 1
+    assert len(sessions.entry_after_second.get("sessions") or []) == 2
+
+
+def test_our_hook_notes_stay_out_of_geminis_output(sessions: Sessions) -> None:
+    """With nothing on stdout, Gemini CLI takes a hook's stderr as its output: exit 0 makes it a
+    `systemMessage` (headless: "Hook system message: ..." on stderr; interactive: the debug drawer, and a
+    visible info line for SessionStart), exit 1 a "Warning: ...", and 2 or more a `deny` that blocks the
+    prompt. Our post hook says "learned 1 new, ..." on stderr after every session."""
+    shown = [line for line in sessions.first.stderr.splitlines() if "expertise hook:" in line]
+    if shown:
+        pytest.xfail(
+            "Gemini CLI shows our hook's stderr note as a system message because stdout was empty: "
+            f"{shown[0]!r}. For --agent gemini the hook must print a JSON object on stdout whenever it "
+            "writes to stderr (`{}` is enough; stdout then wins and stderr is ignored), or keep stderr empty."
+        )
