@@ -22,7 +22,9 @@ IDENTITY = {
 
 def bench_env() -> dict[str, str]:
     home = tempfile.mkdtemp(prefix="expertise-bench-home-")
-    return {**os.environ, **IDENTITY, "HOME": home}
+    # The installed hooks run `expertise-hook` from PATH: this interpreter's.
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", os.defpath)])
+    return {**os.environ, **IDENTITY, "HOME": home, "PATH": path}
 
 
 def temp_repo(env: dict[str, str]) -> Path:

@@ -43,6 +43,7 @@ from quality_metrics import (  # noqa: E402
     touched_files,
 )
 
+from expertise_kit.learning.background import log_path, wait_idle  # noqa: E402
 from expertise_kit.learning.transcripts import Session, read_transcript  # noqa: E402
 from expertise_kit.vocab import agent as agent_spec  # noqa: E402
 
@@ -180,6 +181,8 @@ class Replay:
             "hook_event_name": event,
         }  # fmt: skip
         notes = []
+        log = Path(log_path(str(self.root / ".expertise")))
+        seen = log.stat().st_size if log.exists() else 0
         for command in self.hook_commands(event):
             done = subprocess.run(
                 command, shell=True, cwd=self.root, env=self.env, input=json.dumps(payload),
@@ -188,6 +191,13 @@ class Replay:
             notes += [line for line in done.stderr.splitlines() if line.strip()]
             if done.returncode != 0:
                 notes.append(f"{event} hook exited {done.returncode}")
+        # The hook queued the session for its detached learner: its outcome is in the learner's log.
+        if not wait_idle(str(self.root / ".expertise"), timeout=600):
+            notes.append("the background learner did not finish within 600 s")
+        if log.exists():
+            with log.open(encoding="utf-8") as handle:
+                handle.seek(seen)
+                notes += [line.split(" ", 1)[-1] for line in handle.read().splitlines() if line.strip()]
         return notes
 
     def entries(self) -> list[tuple[str, dict[str, Any]]]:
@@ -372,13 +382,19 @@ SERIES_COLUMNS: list[tuple[str, int, Callable[[SeriesResult], str]]] = [
 
 # Shown when more than the first prompt of each session is replayed (--prompts N).
 PROMPTS_SESSION_COLUMN: tuple[str, int, Callable[[SessionScore], str]] = (
-    "prompts", 8, lambda s: f"{s.chars(*s.prompt_labels):,}"
+    "prompts",
+    8,
+    lambda s: f"{s.chars(*s.prompt_labels):,}",
 )
 PROMPTS_SERIES_COLUMN: tuple[str, int, Callable[[SeriesResult], str]] = (
-    "prompts", 8, lambda r: _chars(r.mean_prompt_chars())
+    "prompts",
+    8,
+    lambda r: _chars(r.mean_prompt_chars()),
 )
 GROWTH_SERIES_COLUMN: tuple[str, int, Callable[[SeriesResult], str]] = (
-    "all/p1", 6, lambda r: "-" if r.prompts_growth() is None else f"{r.prompts_growth():.2f}"
+    "all/p1",
+    6,
+    lambda r: "-" if r.prompts_growth() is None else f"{r.prompts_growth():.2f}",
 )
 
 
@@ -401,8 +417,10 @@ def print_block(result: SeriesResult, out: Callable[[str], None] = print) -> Non
         f"  paths in two domains: {len(store.paths_in_two_domains)}   lessons in two domains: "
         f"{len(store.ids_in_two_domains)}   near-duplicates: {store.near_duplicates}"
     )
-    out(f"  sessions whose task is a real prompt: {result.real_tasks()}   sessions with no prompt to find: "
-        f"{result.no_task_given()}")
+    out(
+        f"  sessions whose task is a real prompt: {result.real_tasks()}   sessions with no prompt to find: "
+        f"{result.no_task_given()}"
+    )
     for example in (*store.harness_noise[:3], *(f"says nothing: {e}" for e in store.says_nothing[:3])):
         out(f"    e.g. {example}")
     for note in result.notes + [f"k={s.index}: {n}" for s in result.sessions for n in s.notes]:

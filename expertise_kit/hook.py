@@ -1,4 +1,4 @@
-"""The agent hook entry points: ``python -I -m expertise_kit.hook pre|post --agent NAME``.
+"""The agent hook entry points: ``expertise-hook pre|post --agent NAME`` (the console script for ``main``).
 
 ``pre`` runs on every prompt, so it imports only the standard library and this package's light modules
 (classify, render, cache): no git, YAML, pydantic or click. ``post`` learns from the session transcript.
@@ -47,6 +47,29 @@ def _mentioned_files(prompt: str, limit: int = 32, longest: int = 1000) -> list[
     return list(found)
 
 
+def _without_hook_context(prompt: str) -> str:
+    """The prompt without the ``<hook_context>...</hook_context>`` blocks Gemini CLI wraps earlier hooks'
+    context in (our own session-start context among them): that is not what the user asked."""
+    open_tag, close_tag = "<hook_context>", "</hook_context>"
+    while open_tag in prompt:
+        start = prompt.index(open_tag)
+        end = prompt.find(close_tag, start)
+        if end < 0:
+            break
+        prompt = prompt[:start] + prompt[end + len(close_tag) :]
+    return prompt.strip()
+
+
+def project_dir(agent: str, payload: dict[str, Any]) -> str:
+    """The directory the agent works in: the first of its project fields that names one (Cursor sends
+    ``workspace_roots`` and no ``cwd``), else ours."""
+    for field in _agent(agent).cwd_fields:
+        value = payload.get(field)
+        if isinstance(value, list):
+            value = next((v for v in value if isinstance(v, str) and v), None)
+        if isinstance(value, str) and value:
+            return value
+    return os.getcwd()
 
 
 def find_expertise(start: str) -> str | None:
@@ -143,6 +166,8 @@ def _choose_domains(cache: dict[str, Any], prompt: str, files: list[str]) -> lis
 def _emit(agent: str, event: str, text: str) -> None:
     if not text:
         return
+    global _SPOKE
+    _SPOKE = True
     from expertise_kit.fast.fastjson import quote
 
     if _agent(agent).output == "additional_context":
@@ -159,14 +184,13 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     from expertise_kit.fast.cache import changed_domains, read_index, signature
     from expertise_kit.fast.render import MAX_TASK_CHARS, MAX_TASK_FILES
 
-    cwd = str(payload.get("cwd") or os.getcwd())
-    expertise_dir = find_expertise(cwd)
+    expertise_dir = find_expertise(project_dir(agent, payload))
     if expertise_dir is None:
         return None  # not an expertise project: stay silent
     raw_prompt = payload.get("prompt") or payload.get("user_prompt") or ""
     if not isinstance(raw_prompt, str):
         raise Quiet("the hook input's prompt is not text; nothing was injected")
-    prompt = raw_prompt
+    prompt = _without_hook_context(raw_prompt) if "<hook_context>" in raw_prompt else raw_prompt
     task = prompt[:MAX_TASK_CHARS]  # bounded work, however long the prompt
     files = _mentioned_files(task, MAX_TASK_FILES)
     config_path = os.path.join(expertise_dir, "config.yaml")
@@ -208,12 +232,31 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     if broken and note is None:
         note = f"{cache['domains'][broken[0]]['error']} (fix the file; its expertise was left out)"
     domains = [d for d in domains if d not in broken]
+    if not prompt:
+        _resume_learning(expertise_dir)
     if domains:
         text = _select(expertise_dir, cache, domains, routing, task, files, payload)
         spec = _agent(agent)
         event = str(payload.get("hook_event_name") or (spec.prompt_event if prompt else None) or spec.start_event)
         _emit(agent, event, text)
     return note
+
+
+def _resume_learning(expertise_dir: str) -> None:
+    """At a session's start: a session queued for learning a while ago whose learner is gone (killed, the
+    machine rebooted) gets a new one. One directory listing when nothing is queued."""
+    from expertise_kit.fast.cache import cache_dir
+
+    try:
+        jobs = [
+            e for e in os.scandir(os.path.join(cache_dir(expertise_dir), "learn-queue")) if e.name.endswith(".json")
+        ]
+    except OSError:
+        return
+    from expertise_kit.learning.background import STALE_SECONDS, learner_running, start_learner
+
+    if any(time.time() - e.stat().st_mtime > STALE_SECONDS for e in jobs) and not learner_running(expertise_dir):
+        start_learner(expertise_dir)
 
 
 def _file_signature(expertise_dir: str, name: str) -> list[int] | None:
@@ -226,8 +269,11 @@ def session_key(payload: dict[str, Any]) -> str | None:
     """The agent's session id from its hook input, if it is one we can use as a file name."""
     for field in ("session_id", "sessionId", "conversation_id"):
         value = payload.get(field)
-        if isinstance(value, str) and 0 < len(value) <= 128 and value.strip(".") and all(
-            ch.isascii() and (ch.isalnum() or ch in "-_.") for ch in value
+        if (
+            isinstance(value, str)
+            and 0 < len(value) <= 128
+            and value.strip(".")
+            and all(ch.isascii() and (ch.isalnum() or ch in "-_.") for ch in value)
         ):
             return value
     return None
@@ -293,6 +339,9 @@ def _select(
     return result.text
 
 
+_SPOKE = False  # whether this run printed anything on stdout
+
+
 class Quiet(Exception):
     """A reason to do nothing, said on stderr."""
 
@@ -336,13 +385,17 @@ def _settle(stream: Any, line: str = "") -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _SPOKE
+    _SPOKE = False
     args = list(sys.argv[1:] if argv is None else argv)
     note = None
+    quiet = ""
     try:
         mode = args[0] if args else ""
         agent = args[args.index("--agent") + 1] if "--agent" in args else "claude-code"
         if mode not in ("pre", "post") or agent not in agent_names():
-            raise Quiet(f"usage: python -m expertise_kit.hook pre|post --agent {'|'.join(agent_names())}")
+            raise Quiet(f"usage: expertise-hook pre|post --agent {'|'.join(agent_names())}")
+        quiet = _agent(agent).quiet_stdout
         raw = _read_stdin()
         from expertise_kit.fast.fastjson import loads
 
@@ -364,6 +417,8 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, KeyboardInterrupt):
             return 0
         note = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    if quiet and not _SPOKE:
+        _settle(sys.stdout, quiet + "\n")  # an empty stdout would have the agent show our stderr to the user
     if note:
         _settle(sys.stderr, f"expertise hook: {note[:300]}\n")
     return 0

@@ -196,14 +196,33 @@ OVERVIEWS: dict[str, str] = {
 
 
 class Agent:
-    """An agent we hook into: where its project settings live and which events we use.
+    """One agent's hook protocol, as its CLI really speaks it (each fact checked against the real client by
+    the tests under ``tests/e2e`` and written up in ``docs/agents/``).
 
-    ``style``: "nested" settings are event -> [{hooks: [{type, command, timeout}]}] (Claude Code, Codex,
-    Gemini CLI); "flat" are event -> [{command}] (Cursor). ``output``: how the pre-task hook hands back
-    context: "hookSpecificOutput" (additionalContext inside it) or "additional_context".
+    - ``settings``: the project file our hooks go in; ``style``: "nested" is event -> [{hooks: [{type,
+      command, timeout}]}] (Claude Code, Codex, Gemini CLI), "flat" is event -> [{command}] (Cursor).
+    - ``start_event``, ``prompt_event``, ``end_events``: where the pre-task and post-session hooks run.
+    - ``output``: how the pre-task hook hands back context: "hookSpecificOutput" (additionalContext inside
+      it) or "additional_context".
+    - ``timeout_unit``: "s", or "ms" for Gemini CLI; ``timeout_caps``: seconds the agent allows an event's
+      hook at most, whatever the setting says (Claude Code's SessionEnd: 60).
+    - ``end_per_turn``: the end event fires after every turn, not once at the session's end, so one
+      session's transcript is learned again as it grows.
+    - ``cwd_fields``: payload fields naming the project, in order (Cursor sends ``workspace_roots``).
+    - ``quiet_stdout``: what the hook prints when it has nothing to say, if empty stdout is not enough
+      (Gemini CLI shows a hook's stderr as a message to the user when stdout is empty).
+    - ``version_args``: how to ask the agent's CLI for its version (the first word is the program).
+    - ``trust_step``: what the user has to do once before the agent runs project hooks, if anything.
+    - ``learning``: None when the agent hands the post hook a transcript we read; else why it can't learn.
+    - ``positional_trust``: the agent keys its trust in a hook by the hook's position (Codex), so removing
+      ours must not move a user's hook: an emptied group stays as ``{"hooks": []}``.
     """
 
-    __slots__ = ("name", "settings", "style", "start_event", "prompt_event", "end_events", "output", "timeout_unit")
+    __slots__ = (
+        "name", "settings", "style", "start_event", "prompt_event", "end_events", "output", "timeout_unit",
+        "timeout_caps", "end_per_turn", "cwd_fields", "quiet_stdout", "version_args", "trust_step", "learning",
+        "positional_trust",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -214,7 +233,16 @@ class Agent:
         prompt_event: str | None,
         end_events: tuple[str, ...],
         output: str,
+        *,
         timeout_unit: str = "s",
+        timeout_caps: dict[str, int] | None = None,
+        end_per_turn: bool = False,
+        cwd_fields: tuple[str, ...] = ("cwd",),
+        quiet_stdout: str = "",
+        version_args: tuple[str, ...] = (),
+        trust_step: str | None = None,
+        learning: str | None = None,
+        positional_trust: bool = False,
     ) -> None:
         self.name = name
         self.settings = settings
@@ -223,16 +251,35 @@ class Agent:
         self.prompt_event = prompt_event
         self.end_events = end_events
         self.output = output
-        self.timeout_unit = timeout_unit  # "s" or "ms": Gemini CLI reads `timeout` in milliseconds
+        self.timeout_unit = timeout_unit
+        self.timeout_caps = timeout_caps or {}
+        self.end_per_turn = end_per_turn
+        self.cwd_fields = cwd_fields
+        self.quiet_stdout = quiet_stdout
+        self.version_args = version_args
+        self.trust_step = trust_step
+        self.learning = learning
+        self.positional_trust = positional_trust
 
 
 AGENTS: tuple[Agent, ...] = (
     Agent("claude-code", ".claude/settings.json", "nested", "SessionStart", "UserPromptSubmit", ("SessionEnd",),
-          "hookSpecificOutput"),
-    Agent("codex", ".codex/hooks.json", "nested", "SessionStart", "UserPromptSubmit", ("Stop",), "hookSpecificOutput"),
+          "hookSpecificOutput", timeout_caps={"SessionEnd": 60}, version_args=("claude", "--version"),
+          trust_step="start `claude` in the project once and accept the folder trust prompt (`claude -p` "
+                     "does not ask)"),
+    Agent("codex", ".codex/hooks.json", "nested", "SessionStart", "UserPromptSubmit", ("Stop",),
+          "hookSpecificOutput", end_per_turn=True, version_args=("codex", "--version"), positional_trust=True,
+          trust_step="run `codex` in the project once, trust the folder, and trust the hooks when it asks "
+                     "(\"Hooks need review\", or /hooks): `codex exec` skips untrusted hooks without a word"),
     Agent("gemini", ".gemini/settings.json", "nested", "SessionStart", "BeforeAgent", ("SessionEnd",),
-          "hookSpecificOutput", timeout_unit="ms"),
-    Agent("cursor", ".cursor/hooks.json", "flat", "sessionStart", None, ("stop",), "additional_context"),
+          "hookSpecificOutput", timeout_unit="ms", quiet_stdout="{}", version_args=("gemini", "--version"),
+          trust_step="start `gemini` in the project once and trust the folder (or set "
+                     "GEMINI_CLI_TRUST_WORKSPACE=true): an untrusted folder's project hooks never run"),
+    Agent("cursor", ".cursor/hooks.json", "flat", "sessionStart", None, ("stop",), "additional_context",
+          end_per_turn=True, cwd_fields=("cwd", "workspace_roots"), version_args=("cursor-agent", "--version"),
+          learning="Cursor gives hooks no transcript to read: `transcript_path` is null in the CLI, and the "
+                   "IDE's transcript has no tool results, so failures and their fixes can't be learned; "
+                   "context injection at session start works"),
 )  # fmt: skip
 
 

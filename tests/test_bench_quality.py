@@ -147,7 +147,7 @@ def test_ratio_adds_counts_before_dividing_and_shows_nothing_measured_as_a_dash(
         ("# AGENTS.md instructions for /home/dev/shop\n\n<INSTRUCTIONS>", "instructions"),
         # A prompt template the user invoked (a persona or workflow loader, expanded inline by the CLI) is
         # their request, as `/fix-issue 12` is: harness-injected instructions are AGENTS.md and the like.
-        ("You must embody this persona.\n\n<agent-activation CRITICAL=\"TRUE\">\n1. LOAD", None),
+        ('You must embody this persona.\n\n<agent-activation CRITICAL="TRUE">\n1. LOAD', None),
     ],
 )
 def test_prompt_problem(prompt: str | None, problem: str | None) -> None:
@@ -308,9 +308,7 @@ def test_a_series_is_replayed_in_time_order_and_scored_before_each_session_is_le
     (series / "sub" / "subagents").mkdir(parents=True)
     # Named so that file-name order is the reverse of time order.
     _push_session("5e55104e-0000-4000-8000-000000000002", 40, "Push the pricing fix").write(series / "a.jsonl")
-    _push_session("5e55104e-0000-4000-8000-000000000001", 5, "Fix the pricing rounding").write(
-        series / "b.jsonl"
-    )
+    _push_session("5e55104e-0000-4000-8000-000000000001", 5, "Fix the pricing rounding").write(series / "b.jsonl")
     (series / "sub" / "subagents" / "agent-1.jsonl").write_text("")  # read with its session, not replayed
     (series / ".aider.chat.history.md").write_text("# aider chat started at 2026-01-01 10:00:00\n")
 

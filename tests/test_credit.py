@@ -14,6 +14,8 @@ from builders import CWD, ClaudeSession
 from builders import learned_failure as _failure
 from conftest import Cli, git
 
+from expertise_kit.learning.background import log_path, wait_idle
+
 NO_UPSTREAM = (
     "fatal: The current branch {b} has no upstream branch.\nTo push the current branch, use\n\n"
     " git push --set-upstream origin {b}"
@@ -31,11 +33,15 @@ def _store(project: Path) -> None:
 
 
 def _hook(project: Path, mode: str, payload: Mapping[str, object]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """Run a hook as the agent would; after the post hook, wait for the learner it started."""
+    done = subprocess.run(
         [sys.executable, "-I", "-m", "expertise_kit.hook", mode, "--agent", "claude-code"],
         input=json.dumps({"cwd": str(project), **payload}),
         capture_output=True, text=True, cwd=project, env=dict(os.environ), timeout=120, check=False,
     )  # fmt: skip
+    if mode == "post":
+        assert wait_idle(str(project / ".expertise"))
+    return done
 
 
 def _essentials(project: Path, session: str) -> str:
@@ -75,9 +81,7 @@ def _counts(run: Cli, issue: str) -> tuple[int, int, int]:
     return entry["helpful"], entry["harmful"], entry["ended_well"]
 
 
-def test_a_warning_whose_fix_was_not_the_fix_turns_harmful_and_sinks(
-    project: Path, run: Cli, tmp_path: Path
-) -> None:
+def test_a_warning_whose_fix_was_not_the_fix_turns_harmful_and_sinks(project: Path, run: Cli, tmp_path: Path) -> None:
     _store(project)
     first = _essentials(project, "aaaa0000-0000-4000-8000-000000000000")
     assert first.index("git push") < first.index("npm test")  # the push warning recurred more: it leads
@@ -138,5 +142,6 @@ def test_no_injection_state_means_no_feedback_and_no_error(project: Path, run: C
     transcript = s.write(tmp_path / "s.jsonl")
     done = _hook(project, "post", {"session_id": "ffff0001-0000-4000-8000-000000000000",
                                    "transcript_path": str(transcript)})  # fmt: skip
-    assert done.returncode == 0 and done.stdout == "" and "feedback" not in done.stderr
+    assert done.returncode == 0 and done.stdout == ""
+    assert "feedback" not in Path(log_path(str(project / ".expertise"))).read_text()
     assert _counts(run, "`git push`")[:2] == (0, 0)

@@ -24,7 +24,7 @@ from conftest import Cli, git, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from expertise_kit.agents.installer import AGENTS, _ours, hook_command
+from expertise_kit.agents.installer import AGENTS, _legacy_commands, _ours, hook_command
 from expertise_kit.learning.transcripts.model import MAX_SESSION_ID_CHARS, safe_session_id
 
 FORGED = "abc\n\nExpertise-Change: reverted\nSigned-off-by: Mallory <m@evil.test>"
@@ -66,9 +66,7 @@ def _assert_trailers_are_ours(project: Path, run: Cli) -> str:
     """The last commit carries only the trailers we wrote, and history reads it as learned."""
     body = git(project, "log", "-1", "--format=%B")
     assert "Signed-off-by" not in body
-    assert [line for line in body.splitlines() if line.startswith("Expertise-Change:")] == [
-        "Expertise-Change: learned"
-    ]
+    assert [line for line in body.splitlines() if line.startswith("Expertise-Change:")] == ["Expertise-Change: learned"]
     assert git(project, "log", "-1", "--format=%(trailers:key=Signed-off-by,valueonly)").strip() == ""
     assert "\n" not in git(project, "log", "-1", "--format=%s").strip()
     row = json.loads(run("history", "--json").stdout)[0]
@@ -80,9 +78,7 @@ def _assert_trailers_are_ours(project: Path, run: Cli) -> str:
 
 
 @pytest.mark.parametrize("fmt", ["claude-code", "codex", "generic"])
-def test_a_session_id_with_newlines_cannot_forge_trailers(
-    project: Path, run: Cli, tmp_path: Path, fmt: str
-) -> None:
+def test_a_session_id_with_newlines_cannot_forge_trailers(project: Path, run: Cli, tmp_path: Path, fmt: str) -> None:
     path = _transcript(fmt, tmp_path, FORGED)
     result = run("learn", str(path))
     assert result.exit_code == 0, result.output
@@ -245,9 +241,7 @@ def test_a_pipe_by_dev_fd_is_read_once_and_whole(project: Path, run: Cli, regula
 
 
 @pytest.mark.parametrize("argument", ["-", "/dev/stdin"])
-def test_stdin_from_a_pipe_in_a_real_process(
-    project: Path, regular: Path, expected_calls: int, argument: str
-) -> None:
+def test_stdin_from_a_pipe_in_a_real_process(project: Path, regular: Path, expected_calls: int, argument: str) -> None:
     done = subprocess.run(
         [str(EXPERTISE), "-C", str(project), "learn", argument, "--json", "--dry-run"],
         input=regular.read_bytes(),
@@ -426,16 +420,16 @@ def test_init_agent_with_a_broken_settings_file_is_one_line(repo: Path, run: Cli
 
 
 PYTHON = "/opt/venv/bin/python3"
-OURS_OLD_PYTHON = hook_command("pre", "claude-code", "/old/venv/bin/python")
+OURS_OLD_PYTHON = _legacy_commands("pre", "claude-code", "/old/venv/bin/python")[0]  # what earlier versions wrote
 USER_HOOKS = [
     # A user's timeout wrapper around our hook: theirs.
-    "timeout 5 python -I -c 'import expertise_kit.hook as h; h.main([\"pre\", \"--agent\", \"claude-code\"])'",
+    'timeout 5 python -I -c \'import expertise_kit.hook as h; h.main(["pre", "--agent", "claude-code"])\'',
     # A script of theirs whose path merely contains the module name.
     "/home/ada/bin/expertise_kit.hook.sh --quiet",
     # Our exact command with something after it: not something we wrote.
-    hook_command("pre", "claude-code", PYTHON) + " 2>/dev/null",
+    hook_command("pre", "claude-code") + " 2>/dev/null",
     # Our command piped somewhere.
-    hook_command("post", "claude-code", PYTHON) + " | tee /tmp/log",
+    _legacy_commands("post", "claude-code", PYTHON)[0] + " | tee /tmp/log",
     "echo expertise_kit.hook",
 ]
 
@@ -531,7 +525,7 @@ def test_a_settings_symlink_stays_a_symlink(project: Path, run: Cli, tmp_path: P
     link.parent.mkdir()
     link.symlink_to(target)
     assert _install(run).exit_code == 0
-    assert link.is_symlink() and "expertise_kit.hook" in target.read_text()
+    assert link.is_symlink() and "expertise-hook pre" in target.read_text()
     assert run("hooks", "uninstall").exit_code == 0
     assert link.is_symlink() and json.loads(target.read_text()) == {"theme": "dark"}
 
@@ -544,12 +538,13 @@ def test_a_settings_symlink_stays_a_symlink(project: Path, run: Cli, tmp_path: P
     extra=st.text(min_size=1, max_size=20).filter(lambda s: s.strip()),
 )
 def test_ours_is_exactly_our_command(python: str, mode: str, agent: str, extra: str) -> None:
-    command = hook_command(mode, agent, python)
-    assert _ours({"type": "command", "command": command})
-    assert not _ours({"type": "command", "command": command + " " + extra})
-    assert not _ours({"type": "command", "command": extra + " " + command})
-    assert not _ours({"command": command.replace(" -I ", " ")})
-    assert not _ours(command) and not _ours({"command": [command]})
+    for command in (hook_command(mode, agent), *_legacy_commands(mode, agent, python)):
+        assert _ours({"type": "command", "command": command})
+        assert not _ours({"type": "command", "command": command + " " + extra})
+        assert not _ours({"type": "command", "command": extra + " " + command})
+        assert not _ours(command) and not _ours({"command": [command]})
+    assert not _ours({"command": _legacy_commands(mode, agent, python)[0].replace(" -I ", " ")})
+    assert not _ours({"command": hook_command(mode, agent).replace(" || true", "")})
 
 
 def test_a_gemini_session_is_read_as_gemini_not_mistaken_for_claude_code(

@@ -1,18 +1,21 @@
 """Writing our hooks into each agent's settings file, recognisably, repeatably and reversibly.
 
-Every hook we add runs ``<python> -I -c "import expertise_kit.hook ..."``. A hook is ours only when its
-command is exactly that (any interpreter path, one of our modes and agents, or the older ``-m`` form):
-install finds what it already added by that (and updates it, say, after a venv moved), and uninstall
-removes only those. A user's own command that merely mentions the module (a ``timeout`` wrapper, a
-script of theirs) is not ours and is never changed. Everything else in the file is left as it was, key
-order, group order and indentation included.
+The command we write is the same on every machine: ``expertise-hook pre|post --agent NAME``, found on
+PATH when the hook runs, behind a guard that makes it do nothing where it isn't installed. So the project's
+settings file can be committed: a teammate without expertise_kit gets no error and no output, one with it
+gets the hooks, and nobody's venv path lands in the repo (nor churns it, nor revokes Codex's trust in the
+hook, whose hash covers the command). Earlier versions wrote ``<python> -I -c "import expertise_kit.hook
+..."`` (or ``-m``); those are still recognised, so install replaces them and uninstall removes them.
+
+A hook is ours only when its command is exactly one of those forms: a user's own command that merely
+mentions us (a ``timeout`` wrapper, a script of theirs) is never changed. Everything else in the file is
+left as it was, key order, group order and indentation included.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,13 +25,16 @@ from expertise_kit.document.atomic import write_atomic
 from expertise_kit.errors import UserError
 from expertise_kit.vocab import Agent
 
-__all__ = ["AGENTS", "MARK", "InstallResult", "install_hooks", "uninstall_hooks", "hook_command"]
+__all__ = ["AGENTS", "MARK", "PROGRAM", "InstallResult", "install_hooks", "uninstall_hooks", "hook_command", "ours"]
 
 MARK = "expertise_kit.hook"
+PROGRAM = "expertise-hook"  # the console script: expertise_kit.hook:main
 
 
 AGENTS: dict[str, Agent] = {spec.name: spec for spec in vocab.AGENTS}
-_TIMEOUTS = {"pre": 10, "post": 120}
+# Seconds. The post hook only queues the session for a detached learner, so it needs far less than the
+# 60 s Claude Code allows at SessionEnd; a cap an agent imposes is respected anyway (``timeout_caps``).
+_TIMEOUTS = {"pre": 10, "post": 30}
 
 
 @dataclass
@@ -38,15 +44,19 @@ class InstallResult:
     events: list[str]
 
 
-def hook_command(mode: str, agent: str, python: str | None = None) -> str:
-    # `-c` rather than `-m`: runpy and importlib.util cost ~3 ms on every prompt.
+def hook_command(mode: str, agent: str) -> str:
+    """The shell command a hook runs: silent, and exit 0, on a machine without ``expertise-hook`` on PATH
+    (never 2, which Claude Code takes as "block this prompt")."""
+    return f"command -v {PROGRAM} >/dev/null 2>&1 && {PROGRAM} {mode} --agent {agent} || true"
+
+
+def _legacy_commands(mode: str, agent: str, python: str) -> tuple[str, ...]:
+    """The forms earlier versions installed, still recognised so they can be replaced and removed."""
     code = f'import {MARK} as h; h.main(["{mode}", "--agent", "{agent}"])'
-    return f"{shlex.quote(python or sys.executable)} -I -c {shlex.quote(code)}"
-
-
-def _legacy_command(mode: str, agent: str, python: str) -> str:
-    """The form earlier versions installed, still recognised so they can be updated and removed."""
-    return f"{shlex.quote(python)} -I -m {MARK} {mode} --agent {agent}"
+    return (
+        f"{shlex.quote(python)} -I -c {shlex.quote(code)}",
+        f"{shlex.quote(python)} -I -m {MARK} {mode} --agent {agent}",
+    )
 
 
 _UNCHANGED = "fix it first; nothing was changed"
@@ -97,24 +107,27 @@ def _write(path: Path, data: dict[str, Any], indent: str, newline: bool) -> None
     write_atomic(path.resolve() if path.is_symlink() else path, text.encode("utf-8"))
 
 
-def _ours(hook: Any) -> bool:
-    """Whether ``hook`` runs exactly a command we write; a user's command that mentions us is theirs."""
+def ours(hook: Any) -> str | None:
+    """The mode ("pre" or "post") of a hook object that runs exactly a command we write, else None; a
+    user's command that mentions us is theirs."""
     if not isinstance(hook, dict):
-        return False
+        return None
     command = hook.get("command")
-    if not isinstance(command, str) or MARK not in command:
-        return False
+    if not isinstance(command, str) or (MARK not in command and PROGRAM not in command):
+        return None
     try:
         words = shlex.split(command)
     except ValueError:  # unbalanced quotes: not something we wrote
-        return False
-    if not words:
-        return False
-    return any(
-        command in (hook_command(mode, agent, words[0]), _legacy_command(mode, agent, words[0]))
-        for mode in ("pre", "post")
-        for agent in AGENTS
-    )
+        return None
+    for mode in ("pre", "post"):
+        for agent in AGENTS:
+            if command == hook_command(mode, agent) or (words and command in _legacy_commands(mode, agent, words[0])):
+                return mode
+    return None
+
+
+def _ours(hook: Any) -> bool:
+    return ours(hook) is not None
 
 
 def _groups(entries: list[Any]) -> list[list[Any]]:
@@ -122,32 +135,32 @@ def _groups(entries: list[Any]) -> list[list[Any]]:
     return [g["hooks"] for g in entries if isinstance(g, dict) and isinstance(g.get("hooks"), list)]
 
 
-def _wanted(agent: str, spec: Agent, python: str | None) -> list[tuple[str, str, str]]:
+def _wanted(agent: str, spec: Agent) -> list[tuple[str, str, str]]:
     pre = (spec.start_event, *((spec.prompt_event,) if spec.prompt_event else ()))
     return [
-        (event, mode, hook_command(mode, agent, python))
+        (event, mode, hook_command(mode, agent))
         for mode, events in (("pre", pre), ("post", spec.end_events))
         for event in events
     ]
 
 
-def _timeouts(spec: Agent) -> dict[str, int]:
-    """Our hooks' time limits in the unit the agent reads: seconds, or milliseconds for Gemini CLI (which
-    otherwise kills a 10 "ms" hook at once and tells nobody)."""
-    scale = 1000 if spec.timeout_unit == "ms" else 1
-    return {mode: seconds * scale for mode, seconds in _TIMEOUTS.items()}
+def timeout_for(spec: Agent, mode: str, event: str) -> int:
+    """Our hook's time limit for ``event``, in the unit the agent reads: seconds, or milliseconds for
+    Gemini CLI (which otherwise kills a 10 "ms" hook at once and tells nobody); never over the agent's cap."""
+    seconds = min(_TIMEOUTS[mode], spec.timeout_caps.get(event, _TIMEOUTS[mode]))
+    return seconds * 1000 if spec.timeout_unit == "ms" else seconds
 
 
-def _merge(
-    path: Path, hooks: dict[str, Any], wanted: list[tuple[str, str, str]], nested: bool, timeouts: dict[str, int]
-) -> bool:
+def _merge(path: Path, hooks: dict[str, Any], wanted: list[tuple[str, str, str]], spec: Agent) -> bool:
     """Add our hook to each wanted event, or point an existing one of ours at the current command.
 
     ``nested`` is the Claude Code, Codex and Gemini shape (event -> groups -> hooks); Cursor's is flat
     (event -> hooks).
     """
+    nested = spec.style != "flat"
     changed = False
     for event, mode, command in wanted:
+        timeout = timeout_for(spec, mode, event)
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise UserError(f"hooks.{event} is not a list", path=path, hint=_UNCHANGED)
@@ -157,19 +170,17 @@ def _merge(
             if hook.get("command") != command:
                 hook["command"] = command
                 changed = True
-            if nested and "timeout" in hook and hook["timeout"] != timeouts[mode]:
-                hook["timeout"] = timeouts[mode]  # an earlier install's wrong unit is corrected
+            if nested and "timeout" in hook and hook["timeout"] != timeout:
+                hook["timeout"] = timeout  # an earlier install's wrong unit or limit is corrected
                 changed = True
         if not mine:
-            hook = (
-                {"type": "command", "command": command, "timeout": timeouts[mode]} if nested else {"command": command}
-            )
+            hook = {"type": "command", "command": command, "timeout": timeout} if nested else {"command": command}
             entries.append({"hooks": [hook]} if nested else hook)
             changed = True
     return changed
 
 
-def install_hooks(root: Path, agent: str, python: str | None = None) -> InstallResult:
+def install_hooks(root: Path, agent: str) -> InstallResult:
     spec = AGENTS[agent]
     path = root / spec.settings
     data, indent, newline = _read(path)
@@ -178,8 +189,8 @@ def install_hooks(root: Path, agent: str, python: str | None = None) -> InstallR
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise UserError("`hooks` is not an object", path=path, hint=_UNCHANGED)
-    wanted = _wanted(agent, spec, python)
-    changed = _merge(path, hooks, wanted, nested=spec.style != "flat", timeouts=_timeouts(spec))
+    wanted = _wanted(agent, spec)
+    changed = _merge(path, hooks, wanted, spec)
     if changed:
         _write(path, data, indent, newline)
     return InstallResult(path, changed, [event for event, _, _ in wanted])
@@ -189,6 +200,8 @@ def uninstall_hooks(root: Path, agent: str) -> InstallResult:
     """Remove our hook objects, and a group or event only when nothing but ours was in it.
 
     A group holding a user's hook too keeps its place and its other keys; only our entries leave its list.
+    Where the agent trusts hooks by position (Codex), a group that held only ours and has groups after it
+    stays, emptied, so the user's later hooks keep their positions and their trust.
     """
     spec = AGENTS[agent]
     path = root / spec.settings
@@ -204,7 +217,7 @@ def uninstall_hooks(root: Path, agent: str) -> InstallResult:
         if not isinstance(entries, list):
             continue
         kept: list[Any] = []
-        for entry in entries:
+        for position, entry in enumerate(entries):
             if spec.style == "flat":
                 if _ours(entry):
                     removed.append(event)
@@ -215,8 +228,8 @@ def uninstall_hooks(root: Path, agent: str) -> InstallResult:
             if isinstance(inner, list) and any(_ours(h) for h in inner):
                 removed.append(event)
                 theirs = [h for h in inner if not _ours(h)]
-                if not theirs:
-                    continue  # the group held only ours
+                if not theirs and not (spec.positional_trust and _holds_hooks(entries[position + 1 :])):
+                    continue  # the group held only ours, and no one's position depends on it
                 entry["hooks"] = theirs  # in place: the group keeps its position and its other keys
             kept.append(entry)
         if len(kept) != len(entries):
@@ -230,3 +243,8 @@ def uninstall_hooks(root: Path, agent: str) -> InstallResult:
         del data["hooks"]
     _write(path, data, indent, newline)
     return InstallResult(path, True, removed)
+
+
+def _holds_hooks(groups: list[Any]) -> bool:
+    """Whether any of these groups has a hook in it (or is something we don't know, which we keep)."""
+    return any(not (isinstance(g, dict) and g.get("hooks") == []) for g in groups)

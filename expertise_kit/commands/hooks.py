@@ -33,6 +33,27 @@ def install(start: Path, agent: str) -> None:
         click.echo(f"installed {agent} hooks ({', '.join(result.events)}) in {where}")
     else:
         click.echo(f"{agent} hooks already installed in {where}; nothing changed")
+    after_install(agent)
+
+
+def after_install(agent: str) -> None:
+    """What the user still has to do for the hooks to run: said once, at install."""
+    import shutil
+
+    from expertise_kit.agents.installer import AGENTS, PROGRAM
+
+    spec = AGENTS[agent]
+    if shutil.which(PROGRAM) is None:
+        click.echo(
+            f"warning: `{PROGRAM}` is not on PATH here, and the hooks do nothing without it: install expertise-kit "
+            "where the agent's PATH finds it (pipx, uv tool), or start the agent with this venv activated",
+            err=True,
+        )
+    if spec.trust_step:
+        click.echo(f"once per clone: {spec.trust_step}")
+    if spec.learning:
+        click.echo(f"note: {spec.learning}")
+    click.echo(f"check with: expertise hooks doctor --agent {agent}")
 
 
 @hooks.command()
@@ -53,3 +74,43 @@ def uninstall(start: Path, agent: str | None) -> None:
             click.echo(f"removed {name} hooks ({events}) from {result.path.relative_to(project.root)}")
     if not removed:
         click.echo("no expertise_kit hooks found; nothing changed")
+
+
+@hooks.command()
+@click.option(
+    "--agent", type=click.Choice(_AGENTS), default=None, help="Only this agent (default: every one installed)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+def doctor(start: Path, agent: str | None, as_json: bool) -> None:
+    """Check that each agent's hooks will really run: settings parse, the command is found, timeouts are in
+    the agent's unit, the agent trusts them, its version, and a live round trip of the pre-task hook.
+
+    Exits 1 when a check fails.
+    """
+    import json
+
+    from expertise_kit.agents.doctor import diagnose
+    from expertise_kit.agents.installer import AGENTS
+    from expertise_kit.errors import CheckFailed
+    from expertise_kit.project import find_project
+
+    project = find_project(start)
+    names = [agent] if agent else [n for n in _AGENTS if (project.root / AGENTS[n].settings).exists()]
+    if not names:
+        if as_json:
+            click.echo(json.dumps({"agents": [], "status": "fail"}, indent=2))
+        raise CheckFailed("no agent's hooks are installed here", hint="run `expertise hooks install --agent NAME`")
+    reports = diagnose(project.root, names)
+    if as_json:
+        status = "fail" if any(r.status == "fail" for r in reports) else "ok"
+        click.echo(json.dumps({"agents": [r.as_json() for r in reports], "status": status}, indent=2))
+    else:
+        for report in reports:
+            version = f" {report.version}" if report.version else ""
+            click.echo(f"{report.agent}{version} ({report.settings}): {report.status}")
+            for check in report.checks:
+                click.echo(f"  {check.status:<4} {check.name}: {check.detail}")
+    broken = [r.agent for r in reports if r.status == "fail"]
+    if broken:
+        raise CheckFailed(f"hooks doctor found problems for {', '.join(broken)}", hint="see the fail lines above")

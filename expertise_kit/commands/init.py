@@ -30,10 +30,12 @@ def init(start: Path, agent: str | None) -> None:
     result = initialise(project)
     if agent:
         from expertise_kit.agents.installer import install_hooks
+        from expertise_kit.commands.hooks import after_install
 
         hooked = install_hooks(project.root, agent)
         if hooked.changed:
             click.echo(f"installed {agent} hooks in {hooked.path.relative_to(project.root)}")
+        after_install(agent)
     if result.driver_registered:
         click.echo("registered the merge driver for .expertise/ in this clone's git config")
     if not result.created and not result.updated:

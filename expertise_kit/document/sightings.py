@@ -20,10 +20,16 @@ PROVENANCE_KEYS = frozenset(
 
 
 def add_sighting(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
-    """``old`` updated with a new sighting, keeping its key order and unknown keys; None if not new."""
+    """``old`` updated with a new sighting, keeping its key order and unknown keys; None if not new.
+
+    A sighting from a session ``old`` already counts changes nothing but a missing fix."""
     known = [str(s) for s in old.get("sessions") or []]
     fresh = [s for s in new.get("sessions") or [] if str(s) not in known]
     if not fresh:
+        # The same session again, grown since (an agent whose end event fires every turn, a resumed
+        # session): not one more sighting, but the fix it found since is kept.
+        if new.get("sessions") and not old.get("solution") and new.get("solution"):
+            return {**old, "solution": new["solution"]}
         return None
     merged = dict(old)
     merged["sessions"] = [*(old.get("sessions") or []), *fresh][-MAX_SESSIONS_KEPT:]

@@ -1,76 +1,51 @@
-"""The post-session hook's work: wait for the agent to finish writing its transcript, then learn from it.
+"""The post-session hook's work: queue the session for the detached learner and start it.
 
-Kept out of ``expertise_kit.hook`` so the pre-task hook, which runs on every prompt, doesn't load it.
+The hook returns in milliseconds, so no agent waits on learning (Claude Code allows a SessionEnd hook 60 s
+at most, Codex's Stop runs after every turn). Kept out of ``expertise_kit.hook`` so the pre-task hook,
+which runs on every prompt, doesn't load it.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from pathlib import Path
 from typing import Any
 
-from expertise_kit.hook import Quiet, find_expertise
+from expertise_kit.hook import Quiet, find_expertise, project_dir
+from expertise_kit.vocab import agent as agent_spec
 
-__all__ = ["post_session"]
-
-
-def _wait_for_flush(path: str, settle: float = 1.0, limit: float = 6.0, step: float = 0.1) -> None:
-    """Agents write the last records a moment after the hook fires: wait until the file's size has held
-    still for ``settle`` seconds (at most ``limit`` seconds in all). A file not written for that long
-    already is done: learning it again later, or from an old session, waits for nothing."""
-    try:
-        if time.time() - os.path.getmtime(path) >= settle:
-            return
-    except OSError:
-        pass
-    deadline = time.monotonic() + limit
-    last, still_since = -2, time.monotonic()
-    while time.monotonic() < deadline:
-        size = os.path.getsize(path) if os.path.exists(path) else -1
-        if size != last:
-            last, still_since = size, time.monotonic()
-        elif size >= 0 and time.monotonic() - still_since >= settle:
-            return
-        time.sleep(step)
+__all__ = ["post_session", "credit"]
 
 
 def post_session(agent: str, payload: dict[str, Any]) -> str | None:
+    from expertise_kit.learning.background import enqueue, start_learner
+
+    expertise_dir = find_expertise(project_dir(agent, payload))
+    if expertise_dir is None:
+        return None  # not an expertise project: stay silent
     transcript = payload.get("transcript_path")
-    if not transcript:
-        raise Quiet("no transcript_path in the hook input; nothing to learn")
-    cwd = str(payload.get("cwd") or os.getcwd())
-    if find_expertise(cwd) is None:
-        return None
-    path = os.path.expanduser(str(transcript))
-    _wait_for_flush(path)
-    from expertise_kit.learning.learn import learn_from
-    from expertise_kit.project import find_project
-    from expertise_kit.store import Store
-
-    store = Store(find_project(Path(cwd)))
-    report = learn_from(store, [Path(path)])
-    added = sum(len(m.added) for m in report.domains.values())
-    seen = sum(len(m.updated) for m in report.domains.values())
-    note = f"learned {added} new, {seen} seen again from {os.path.basename(path)}"
-    credit = _credit(store, payload, report)
-    return f"{note}; {credit}" if credit else note
+    if not transcript or not isinstance(transcript, str):
+        why = agent_spec(agent).learning or "no transcript_path in the hook input; nothing to learn"
+        raise Quiet(why)
+    path = os.path.abspath(os.path.expanduser(transcript))
+    if not os.path.isfile(path):
+        raise Quiet(f"{path}: no such transcript; nothing to learn")
+    enqueue(expertise_dir, agent, payload, path)
+    start_learner(expertise_dir)
+    return None
 
 
-def _credit(store: Any, payload: dict[str, Any], report: Any) -> str | None:
+def credit(store: Any, job: dict[str, Any], report: Any) -> str | None:
     """Feedback on what the pre-task hook injected into this session, judged against what it did."""
     from expertise_kit.fast.session import injected
     from expertise_kit.hook import session_key
     from expertise_kit.store.credit import credit_session
 
-    key = session_key(payload)
+    key = session_key({"session_id": job.get("session_id")})
     ids = injected(str(store.project.expertise_dir), key) if key else []
     if not key or not ids or len(report.extractions) != 1:
         return None
-    credit = credit_session(store, key, ids, report.extractions[0])
-    if not credit.total:
+    given = credit_session(store, key, ids, report.extractions[0])
+    if not given.total:
         return None
-    counts = (len(credit.helpful), len(credit.harmful), len(credit.ended_well))
+    counts = (len(given.helpful), len(given.harmful), len(given.ended_well))
     return "feedback: {} helpful, {} harmful, {} ended well".format(*counts)
-
-

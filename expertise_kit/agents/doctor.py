@@ -1,0 +1,397 @@
+"""``expertise hooks doctor``: whether each agent's hooks will really run, checked the way the agent
+would run them.
+
+Each check is one line: ok, warn (works, but not fully) or fail (the hooks will not do their job).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from expertise_kit.agents.installer import AGENTS, PROGRAM, ours, timeout_for
+from expertise_kit.vocab import Agent
+
+__all__ = ["Check", "AgentReport", "diagnose", "ROUND_TRIP_SECONDS"]
+
+ROUND_TRIP_SECONDS = 10
+VERSION_SECONDS = 10
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # "ok", "warn" or "fail"
+    detail: str
+
+
+@dataclass
+class AgentReport:
+    agent: str
+    settings: str
+    installed: bool
+    version: str | None = None
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        statuses = {c.status for c in self.checks}
+        return "fail" if "fail" in statuses else "warn" if "warn" in statuses else "ok"
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "status": self.status}
+
+    def add(self, name: str, status: str, detail: str) -> None:
+        self.checks.append(Check(name, status, detail))
+
+
+def diagnose(root: Path, agents: list[str], *, env: dict[str, str] | None = None) -> list[AgentReport]:
+    """A report for each of ``agents`` whose settings file exists (or that was asked for by name)."""
+    environ = dict(os.environ if env is None else env)
+    return [_diagnose(root, AGENTS[name], environ) for name in agents]
+
+
+def _diagnose(root: Path, spec: Agent, env: dict[str, str]) -> AgentReport:
+    path = root / spec.settings
+    report = AgentReport(spec.name, spec.settings, installed=False)
+    hooks = _config(report, path, spec)
+    if hooks is None:
+        return report
+    found = _our_hooks(hooks, spec)
+    wanted = {spec.start_event: "pre", **({spec.prompt_event: "pre"} if spec.prompt_event else {})}
+    wanted.update({event: "post" for event in spec.end_events})
+    missing = [event for event in wanted if event not in found]
+    report.installed = bool(found)
+    if not found:
+        report.add("hooks", "fail", f"no expertise_kit hooks in {spec.settings}: run `expertise hooks install --agent "
+                                    f"{spec.name}`")  # fmt: skip
+        return report
+    if missing:
+        report.add(
+            "hooks", "fail", f"no hook for {', '.join(missing)}: run `expertise hooks install --agent {spec.name}`"
+        )
+    else:
+        report.add("hooks", "ok", f"{', '.join(wanted)} hooked in {spec.settings}")
+    _timeouts(report, found, spec, wanted)
+    program = _command(report, env)
+    _version(report, spec, env)
+    _trust(report, root, path, spec, env)
+    _learning(report, root, spec)
+    if program:
+        _round_trip(report, root, spec, env)
+    return report
+
+
+def _config(report: AgentReport, path: Path, spec: Agent) -> dict[str, Any] | None:
+    """The settings' ``hooks`` object, or None after saying why there is none."""
+    if not path.exists():
+        report.add(
+            "config", "fail", f"{spec.settings} does not exist: run `expertise hooks install --agent {spec.name}`"
+        )
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        report.add("config", "fail", f"{spec.settings} is not UTF-8 text; the agent can't read it either")
+        return None
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        where = f" line {line}" if line else ""
+        report.add("config", "fail", f"{spec.settings}{where} is not valid JSON ({exc}); the agent ignores it")
+        return None
+    except (OSError, RecursionError) as exc:
+        report.add("config", "fail", f"{spec.settings} can't be read: {exc}")
+        return None
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        report.add("config", "fail", f"{spec.settings} has no `hooks` object")
+        return None
+    report.add("config", "ok", f"{spec.settings} parses")
+    return hooks
+
+
+def _our_hooks(hooks: dict[str, Any], spec: Agent) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {}
+    for event, entries in hooks.items():
+        if not isinstance(entries, list):
+            continue
+        if spec.style == "flat":
+            candidates = entries
+        else:
+            candidates = [
+                h for g in entries if isinstance(g, dict) for h in (g.get("hooks") or []) if isinstance(h, dict)
+            ]
+        mine = [h for h in candidates if ours(h)]
+        if mine:
+            found[event] = mine
+    return found
+
+
+def _timeouts(report: AgentReport, found: dict[str, list[dict[str, Any]]], spec: Agent, wanted: dict[str, str]) -> None:
+    if spec.style == "flat":
+        return  # Cursor's hooks carry no timeout of ours
+    unit = "milliseconds" if spec.timeout_unit == "ms" else "seconds"
+    wrong = []
+    for event, hooks in found.items():
+        mode = ours(hooks[0]) or wanted.get(event, "pre")
+        expected = timeout_for(spec, mode, event)
+        for hook in hooks:
+            value = hook.get("timeout")
+            if value != expected:
+                wrong.append(f"{event} has {value!r}, expected {expected}")
+    if wrong:
+        report.add("timeouts", "fail", f"{spec.name} reads timeouts in {unit}: {'; '.join(wrong)}; "
+                                       f"run `expertise hooks install --agent {spec.name}`")  # fmt: skip
+    else:
+        report.add("timeouts", "ok", f"in {unit}, within {spec.name}'s limits")
+
+
+def _command(report: AgentReport, env: dict[str, str]) -> str | None:
+    program = shutil.which(PROGRAM, path=env.get("PATH", os.defpath))
+    if program is None:
+        report.add("command", "fail", f"`{PROGRAM}` is not on PATH, so the hooks do nothing (silently): install "
+                                      "expertise-kit where the agent's PATH finds it (pipx, uv tool), or start the "
+                                      "agent with its venv activated")  # fmt: skip
+        return None
+    report.add("command", "ok", f"{PROGRAM} is {program}")
+    return program
+
+
+def _version(report: AgentReport, spec: Agent, env: dict[str, str]) -> None:
+    program = shutil.which(spec.version_args[0], path=env.get("PATH", os.defpath)) if spec.version_args else None
+    if program is None:
+        report.add("agent", "warn", f"`{spec.version_args[0]}` is not on PATH; its version is unknown")
+        return
+    try:
+        done = subprocess.run(
+            [program, *spec.version_args[1:]], capture_output=True, text=True, timeout=VERSION_SECONDS,
+            env=env, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        report.add("agent", "warn", f"{program} --version did not answer: {exc}")
+        return
+    line = next((ln.strip() for ln in (done.stdout or done.stderr).splitlines() if ln.strip()), "")
+    if done.returncode != 0 or not line:
+        report.add("agent", "warn", f"{program} --version exited {done.returncode}")
+        return
+    report.version = line[:120]
+    report.add("agent", "ok", f"{spec.name} {report.version}")
+
+
+def _trust(report: AgentReport, root: Path, settings: Path, spec: Agent, env: dict[str, str]) -> None:
+    if spec.name == "codex":
+        _codex_trust(report, root, settings, env)
+    elif spec.name == "gemini":
+        _gemini_trust(report, root, env)
+    elif spec.name == "claude-code":
+        _claude_trust(report, root, env)
+
+
+def _claude_trust(report: AgentReport, root: Path, env: dict[str, str]) -> None:
+    """Claude Code asks once per folder, in an interactive session, before it runs a project's hooks; the
+    answer is kept in ``~/.claude.json``. ``claude -p`` runs them without asking."""
+    base = env.get("CLAUDE_CONFIG_DIR") or env.get("HOME") or str(Path.home())
+    path = Path(base) / ".claude.json"
+    try:
+        projects = json.loads(path.read_text(encoding="utf-8")).get("projects") or {}
+    except (OSError, ValueError, AttributeError):
+        projects = {}
+    here = os.path.realpath(root)
+    accepted = any(
+        isinstance(v, dict) and v.get("hasTrustDialogAccepted") and os.path.realpath(k) in (here, *_parents(here))
+        for k, v in (projects.items() if isinstance(projects, dict) else [])
+    )
+    if accepted:
+        report.add("trust", "ok", f"folder trusted in {path}")
+    else:
+        report.add("trust", "warn", f"not trusted yet in {path}: {AGENTS['claude-code'].trust_step}")
+
+
+def _parents(path: str) -> list[str]:
+    found = []
+    while os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+        found.append(path)
+    return found
+
+
+def _codex_trust(report: AgentReport, root: Path, settings: Path, env: dict[str, str]) -> None:
+    """Codex runs a project's hooks only once the user has trusted the project and each hook (a hash of
+    its event, command and timeout, under a key naming the hooks file and the hook's position), both in
+    the user's config.toml: read here, and each hook's hash computed as Codex does."""
+    home = Path(env.get("CODEX_HOME") or Path(env.get("HOME") or Path.home()) / ".codex")
+    config_path = home / "config.toml"
+    config = _toml(report, config_path)
+    if config is None:
+        return
+    step = AGENTS["codex"].trust_step
+    found = config.get("projects")
+    projects: dict[str, Any] = found if isinstance(found, dict) else {}
+    here = os.path.realpath(root)
+    level = next(
+        (v.get("trust_level") for k, v in projects.items() if isinstance(v, dict) and os.path.realpath(k) == here), None
+    )
+    if level != "trusted":
+        report.add("trust", "fail", f"{config_path} does not trust {here}, so Codex ignores .codex/: {step}")
+        return
+    state = (config.get("hooks") or {}).get("state") if isinstance(config.get("hooks"), dict) else None
+    state = state if isinstance(state, dict) else {}
+    hooks_file = os.path.realpath(settings)
+    untrusted, modified = [], []
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    for event, groups in (data.get("hooks") or {}).items():
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for h, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                if not ours(handler):
+                    continue
+                key = f"{hooks_file}:{_snake(event)}:{g}:{h}"
+                stored = state.get(key) if isinstance(state.get(key), dict) else None
+                if stored is None or "trusted_hash" not in stored:
+                    untrusted.append(event)
+                elif stored["trusted_hash"] != codex_hook_hash(event, group, handler):
+                    modified.append(event)
+    if modified:
+        report.add("trust", "fail", f"Codex's trust in our {', '.join(modified)} hook(s) is for an older command or "
+                                    f"timeout, so it skips them: trust them again (`codex`, then /hooks)")  # fmt: skip
+    elif untrusted:
+        report.add("trust", "fail", f"Codex has not trusted our {', '.join(untrusted)} hook(s) yet and skips them "
+                                    f"without a word: {step}")  # fmt: skip
+    else:
+        report.add("trust", "ok", f"project and hooks trusted in {config_path}")
+
+
+def _snake(event: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(event))
+
+
+def codex_hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
+    """The hash Codex records when the user trusts one hook: SHA-256 over the compact, key-sorted JSON of
+    the event, the group's matcher and the handler's type, command, timeout (600 when unset) and async."""
+    import hashlib
+
+    hook: dict[str, Any] = {
+        "type": handler.get("type", "command"),
+        "command": handler.get("command"),
+        "timeout": handler.get("timeout", 600),
+        "async": bool(handler.get("async", False)),
+    }
+    if "statusMessage" in handler:
+        hook["statusMessage"] = handler["statusMessage"]
+    identity: dict[str, Any] = {"event_name": _snake(event), "hooks": [hook]}
+    if group.get("matcher") is not None:
+        identity["matcher"] = group["matcher"]
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _toml(report: AgentReport, path: Path) -> dict[str, Any] | None:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        report.add("trust", "warn", f"can't read {path} on Python 3.10 (no tomllib); check Codex's trust with /hooks")
+        return None
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        report.add("trust", "fail", f"{path} does not exist, so nothing is trusted yet: {AGENTS['codex'].trust_step}")
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        report.add("trust", "fail", f"{path} can't be read ({exc}); Codex will not start either")
+    return None
+
+
+def _gemini_trust(report: AgentReport, root: Path, env: dict[str, str]) -> None:
+    if env.get("GEMINI_CLI_TRUST_WORKSPACE", "").lower() == "true":
+        report.add("trust", "ok", "GEMINI_CLI_TRUST_WORKSPACE=true trusts every folder")
+        return
+    home = Path(env.get("HOME") or Path.home())
+    path = home / ".gemini" / "trustedFolders.json"
+    try:
+        folders = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        folders = None
+    if not isinstance(folders, dict):
+        report.add("trust", "fail", f"{path} does not trust this folder, so Gemini CLI skips project hooks: "
+                                    f"{AGENTS['gemini'].trust_step}")  # fmt: skip
+        return
+    here = os.path.realpath(root)
+    for folder, level in folders.items():
+        base = os.path.realpath(os.path.expanduser(str(folder)))
+        if (level == "TRUST_FOLDER" and (here == base or here.startswith(base + os.sep))) or (
+            level == "TRUST_PARENT" and here.startswith(os.path.dirname(base) + os.sep)
+        ):
+            report.add("trust", "ok", f"trusted in {path} ({level} {folder})")
+            return
+        if level == "DO_NOT_TRUST" and here == base:
+            report.add("trust", "fail", f"{path} marks this folder DO_NOT_TRUST: Gemini CLI skips its hooks")
+            return
+    report.add("trust", "fail", f"{path} does not trust this folder, so Gemini CLI skips project hooks: "
+                                f"{AGENTS['gemini'].trust_step}")  # fmt: skip
+
+
+def _learning(report: AgentReport, root: Path, spec: Agent) -> None:
+    if spec.learning:
+        report.add("learning", "warn", spec.learning)
+        return
+    from expertise_kit.learning.background import failed, pending
+
+    expertise_dir = str(root / ".expertise")
+    stuck = failed(expertise_dir)
+    waiting = pending(expertise_dir)
+    if stuck:
+        report.add("learning", "warn", f"{len(stuck)} session(s) could not be learned; see {stuck[0]} (its `error`), "
+                                       "then delete it, or run `expertise learn` on its transcript")  # fmt: skip
+    elif waiting:
+        report.add("learning", "ok", f"{len(waiting)} session(s) queued for the background learner")
+    else:
+        end = "after every turn" if spec.end_per_turn else "at session end"
+        report.add("learning", "ok", f"learns {end} ({', '.join(spec.end_events)}), in the background")
+
+
+def _round_trip(report: AgentReport, root: Path, spec: Agent, env: dict[str, str]) -> None:
+    """Run the pre hook as the agent would, with a sample payload, and check its answer."""
+    event = spec.prompt_event or spec.start_event
+    payload = {  # no session id: the sample leaves no session state behind
+        "hook_event_name": event,
+        "prompt": "expertise hooks doctor: sample prompt",
+        "cwd": str(root),
+        "workspace_roots": [str(root)],
+    }
+    from expertise_kit.agents.installer import hook_command
+
+    with tempfile.TemporaryDirectory() as scratch:
+        try:
+            done = subprocess.run(
+                hook_command("pre", spec.name), shell=True, input=json.dumps(payload), capture_output=True,
+                text=True, timeout=ROUND_TRIP_SECONDS, cwd=root, env={**env, "TMPDIR": scratch},
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            report.add("round-trip", "fail", f"the pre hook took over {ROUND_TRIP_SECONDS} s")
+            return
+    out = done.stdout.strip()
+    if done.returncode != 0:
+        report.add("round-trip", "fail", f"the pre hook exited {done.returncode}: {done.stderr.strip()[:200]}")
+        return
+    note = done.stderr.strip().splitlines()[0] if done.stderr.strip() else ""
+    if out:
+        try:
+            answer = json.loads(out)
+        except ValueError:
+            report.add("round-trip", "fail", f"the pre hook printed something that is not JSON: {out[:120]!r}")
+            return
+        if not isinstance(answer, dict):
+            report.add("round-trip", "fail", "the pre hook printed JSON that is not an object")
+            return
+    elif spec.quiet_stdout:
+        report.add("round-trip", "fail", f"the pre hook printed nothing; {spec.name} needs {spec.quiet_stdout}")
+        return
+    status = "warn" if note else "ok"
+    said = f" (it said: {note[:200]})" if note else ""
+    report.add("round-trip", status, f"the pre hook answered a sample {event} in JSON, exit 0{said}")
