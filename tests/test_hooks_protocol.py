@@ -29,7 +29,9 @@ NO_UPSTREAM = (
 
 
 def _path_without_us() -> str:
-    return os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != BIN)
+    """PATH without any directory holding an `expertise-hook` (this venv's, or a pipx install's)."""
+    parts = os.environ.get("PATH", "").split(os.pathsep)
+    return os.pathsep.join(p for p in parts if p and p != BIN and not os.path.exists(os.path.join(p, "expertise-hook")))
 
 
 def _shell(command: str, payload: dict[str, object], cwd: Path, path: str) -> subprocess.CompletedProcess[str]:

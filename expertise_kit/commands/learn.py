@@ -26,7 +26,8 @@ from expertise_kit.vocab import format_names
 def learn(ctx: click.Context, transcripts: tuple[Path, ...], fmt: str, as_json: bool, dry_run: bool) -> None:
     """Learn from agent session transcripts and commit what they teach.
 
-    Reads Claude Code and Codex session logs (and generic tool-call JSON lines), finds failures and
+    Reads Claude Code, Codex and Gemini CLI session logs, Aider chat histories (and generic tool-call
+    JSON lines), finds failures and
     their fixes, files touched, tool patterns that worked and techniques of sessions that ended well,
     scrubs secrets from all of it, and merges it into the domain files: one commit per domain.
     A transcript that can't be read is reported and the others are still learned from (exit 1).
