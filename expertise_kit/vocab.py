@@ -277,9 +277,10 @@ AGENTS: tuple[Agent, ...] = (
                      "GEMINI_CLI_TRUST_WORKSPACE=true): an untrusted folder's project hooks never run"),
     Agent("cursor", ".cursor/hooks.json", "flat", "sessionStart", None, ("stop",), "additional_context",
           end_per_turn=True, cwd_fields=("cwd", "workspace_roots"), version_args=("cursor-agent", "--version"),
-          learning="Cursor gives hooks no transcript to read: `transcript_path` is null in the CLI, and the "
-                   "IDE's transcript has no tool results, so failures and their fixes can't be learned; "
-                   "context injection at session start works"),
+          learning="Cursor's transcript records no tool results, so its failures and fixes can't be learned: "
+                   "only the task and the files it edited are (its CLI hands hooks no transcript_path, so the "
+                   "transcript is found by conversation id under ~/.cursor/projects; `stop` does not fire "
+                   "under `cursor-agent -p`)"),
 )  # fmt: skip
 
 
@@ -304,6 +305,7 @@ FORMATS: tuple[tuple[str, str, str], ...] = (
     ("generic", "expertise_kit.learning.transcripts.generic", "read_generic"),
     # One history file holds every session, so this reader returns a list of them.
     ("aider", "expertise_kit.learning.transcripts.aider", "read_aider"),
+    ("cursor", "expertise_kit.learning.transcripts.cursor", "read_cursor"),
 )
 
 

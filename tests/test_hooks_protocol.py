@@ -115,7 +115,7 @@ def test_install_says_what_is_left_to_do(project: Path, run: Cli, monkeypatch: p
     assert "`expertise-hook` is not on PATH" in result.stderr
     assert "trust the hooks" in result.stdout and "expertise hooks doctor --agent codex" in result.stdout
     cursor = run("hooks", "install", "--agent", "cursor")
-    assert "no transcript" in cursor.stdout
+    assert "no tool results" in cursor.stdout
 
 
 # -- Codex trusts hooks by position ---------------------------------------------------------------------
@@ -179,7 +179,7 @@ def test_cursor_names_its_project_in_workspace_roots(learned: Path, tmp_path: Pa
 def test_cursors_missing_transcript_is_said_not_swallowed(project: Path) -> None:
     done = _hook("post", "cursor", {"workspace_roots": [str(project)], "transcript_path": None}, project)
     assert done.returncode == 0 and done.stdout == ""
-    assert "Cursor gives hooks no transcript" in done.stderr
+    assert "no tool results" in done.stderr
 
 
 # -- learning in the background ------------------------------------------------------------------------
@@ -405,5 +405,5 @@ def test_doctor_reads_geminis_folder_trust(
 def test_doctor_says_cursor_cannot_learn(project: Path, run: Cli, on_path: None) -> None:
     install_hooks(project, "cursor")
     _, checks = _doctor(run, "cursor")
-    assert checks["learning"]["status"] == "warn" and "no transcript" in checks["learning"]["detail"]
+    assert checks["learning"]["status"] == "warn" and "no tool results" in checks["learning"]["detail"]
     assert checks["round-trip"]["status"] == "ok"

@@ -23,6 +23,11 @@ def post_session(agent: str, payload: dict[str, Any]) -> str | None:
     if expertise_dir is None:
         return None  # not an expertise project: stay silent
     transcript = payload.get("transcript_path")
+    if not transcript and agent == "cursor":
+        from expertise_kit.learning.transcripts.cursor import find_cursor_transcript
+
+        conversation = payload.get("conversation_id") or payload.get("session_id")
+        transcript = find_cursor_transcript(conversation) if isinstance(conversation, str) else None
     if not transcript or not isinstance(transcript, str):
         why = agent_spec(agent).learning or "no transcript_path in the hook input; nothing to learn"
         raise Quiet(why)

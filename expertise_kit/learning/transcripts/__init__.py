@@ -19,6 +19,7 @@ from expertise_kit import vocab
 from expertise_kit.errors import UserError
 from expertise_kit.learning.transcripts.aider import AIDER_HISTORY, AIDER_STARTED
 from expertise_kit.learning.transcripts.codex import CODEX_TYPES
+from expertise_kit.learning.transcripts.cursor import cursor_record
 from expertise_kit.learning.transcripts.gemini import gemini_document
 from expertise_kit.learning.transcripts.generic import GENERIC_TYPES
 from expertise_kit.learning.transcripts.lines import LineReport, json_lines, looks_binary, read_once, spooled
@@ -73,6 +74,8 @@ def detect_format(path: Path) -> str | None:
         # `toolCalls`. It has a `sessionId` too, so it must be told apart before Claude Code is guessed.
         if "projectHash" in record or kind == "gemini" or "toolCalls" in record:
             return "gemini"
+        if cursor_record(record):
+            return "cursor"
         if kind in CODEX_TYPES or isinstance(record.get("payload"), dict):
             return "codex"
         if "sessionId" in record or "parentUuid" in record or kind in _CLAUDE_TYPES - {"user", "assistant"}:
