@@ -114,6 +114,7 @@ def main() -> None:
     print(f"  sh -c 'python -I -c pass' (baseline)    {p50(startup_times) * 1000:7.1f} ms")
     print(f"  pre-task hook (installed command)       {p50(hook_times) * 1000:7.1f} ms")
     print(f"  ratio                                   {p50(hook_times) / p50(startup_times):7.2f}x   (budget <= 1.5)")
+    print(f"  ratio to python exec'd without a shell  {p50(hook_times) / p50(bare_times):7.2f}x")
     print(f"  session start (essentials, every domain) {p50(start_times) * 1000:6.1f} ms")
     print(f"  ratio                                   {p50(start_times) / p50(startup_times):7.2f}x   (budget <= 1.5)")
     print(f"  first run, no cache (config + prompt's domains) {cold * 1000:7.1f} ms")
