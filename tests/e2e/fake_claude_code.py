@@ -3,9 +3,10 @@
 It listens on 127.0.0.1 (an ephemeral port), records every request it receives (method, path, body) and
 answers:
 
-- ``POST /v1/messages`` whose body offers a ``Bash`` tool (the main conversation): when the last user
-  message carries no ``tool_result``, a ``tool_use`` asking Bash to run ``command``; once it does, a short
-  text that ends the turn. Stateless, so every session (and every resume) plays the same two steps.
+- ``POST /v1/messages`` whose body offers a ``Bash`` tool (the main conversation): a ``tool_use`` asking
+  Bash to run the next of ``commands`` (the first fails, the second is its fix), counted by the tool
+  results already in the conversation; once all have run, a short text that ends the turn. Stateless, so
+  every session (and every resume) plays the same steps.
 - any other ``POST /v1/messages`` (a side request: a title, a summary, a quota probe): a short text.
 - ``POST /v1/messages/count_tokens``: a token estimate.
 - anything else: an empty JSON object.
@@ -29,10 +30,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FakeAnthropic", "DEFAULT_COMMAND", "FINAL_TEXT"]
+__all__ = ["FakeAnthropic", "DEFAULT_COMMAND", "FIX_COMMAND", "FINAL_TEXT"]
 
-DEFAULT_COMMAND = 'python3 -c "import nosuchmodule_xyz"'
-FINAL_TEXT = "The module nosuchmodule_xyz is not installed; the project does not provide it."
+DEFAULT_COMMAND = 'python3 -c "import nosuchmodule_xyz"'  # fails: the module lives in vendor/
+FIX_COMMAND = 'PYTHONPATH=vendor python3 -c "import nosuchmodule_xyz"'
+FINAL_TEXT = "nosuchmodule_xyz lives in vendor/: it imports with PYTHONPATH=vendor."
 MODEL = "claude-fake-1"
 
 
@@ -50,8 +52,13 @@ def _tool_names(body: dict[str, Any]) -> set[str]:
 class FakeAnthropic:
     """The server; ``requests`` holds every request as ``{"method", "path", "body"}`` in arrival order."""
 
-    def __init__(self, command: str = DEFAULT_COMMAND, final_text: str = FINAL_TEXT, log: Path | None = None):
-        self.command = command
+    def __init__(
+        self,
+        commands: tuple[str, ...] = (DEFAULT_COMMAND, FIX_COMMAND),
+        final_text: str = FINAL_TEXT,
+        log: Path | None = None,
+    ):
+        self.commands = commands
         self.final_text = final_text
         self.log = log
         self.requests: list[dict[str, Any]] = []
@@ -90,9 +97,10 @@ class FakeAnthropic:
         # Claude Code 2.1 also sends "system" role messages (environment, hook context) among the turns.
         turns = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") != "system"]
         if "Bash" in _tool_names(body):
-            if not turns or not _has_tool_result(turns[-1]):
+            ran = sum(1 for turn in turns if _has_tool_result(turn))
+            if ran < len(self.commands):
                 tool_id = f"toolu_fake{next(self._ids):04d}"
-                call = {"command": self.command, "description": "Import the module the task needs"}
+                call = {"command": self.commands[ran], "description": "Import the module the task needs"}
                 return [{"type": "tool_use", "id": tool_id, "name": "Bash", "input": call}], "tool_use"
             return [{"type": "text", "text": self.final_text}], "end_turn"
         return [{"type": "text", "text": "Fake session"}], "end_turn"
@@ -213,9 +221,10 @@ class FakeAnthropic:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--log", type=Path, help="append every request here, one JSON object a line")
-    parser.add_argument("--command", default=DEFAULT_COMMAND, help="the Bash command the model asks for")
+    parser.add_argument("--command", action="append", help="a Bash command the model asks for, in order")
     args = parser.parse_args()
-    with FakeAnthropic(command=args.command, log=args.log) as fake:
+    commands = tuple(args.command) if args.command else (DEFAULT_COMMAND, FIX_COMMAND)
+    with FakeAnthropic(commands=commands, log=args.log) as fake:
         print(fake.url, flush=True)
         threading.Event().wait()
 

@@ -3,10 +3,11 @@
 It listens on 127.0.0.1 only, records every request it receives (method, path, JSON body), and answers
 ``POST .../responses`` with a server-sent-event stream:
 
-- when no tool has answered since the user's newest message (a new turn), it asks for one shell
-  command: a ``function_call`` to whichever shell tool the request offers (``exec_command``,
-  ``shell_command`` or ``shell``), with the arguments that tool takes;
-- once a tool's output is in, it ends the turn with a short text message.
+- while fewer tools have answered since the user's newest message (a turn) than it has ``commands``, it
+  asks for the next shell command (the first fails, the second is its fix): a ``function_call`` to
+  whichever shell tool the request offers (``exec_command``, ``shell_command`` or ``shell``), with the
+  arguments that tool takes;
+- once all have answered, it ends the turn with a short text message.
 
 Hooks' context comes as developer messages, before or after the user's prompt, and does not count.
 
@@ -26,7 +27,7 @@ __all__ = ["FakeResponses", "SHELL_TOOLS"]
 
 # Codex has offered its shell under several names over its versions; each takes its command differently.
 SHELL_TOOLS = ("exec_command", "shell_command", "shell")
-FINAL_TEXT = "The module is not installed in this environment; nothing else to do."
+FINAL_TEXT = "The module lives in vendor/: it imports with PYTHONPATH=vendor."
 
 
 def _tool_names(body: dict[str, Any]) -> list[str]:
@@ -50,23 +51,22 @@ def _shell_call(names: list[str], command: str) -> tuple[str, dict[str, Any]]:
     raise LookupError(f"no shell tool among {names}")
 
 
-def _turn_state(body: dict[str, Any]) -> str:
-    """Returns "call" when no tool has answered since the user's newest message (a new turn: ask for the
-    command), "answer" once one has (end the turn). Hooks' context arrives as developer messages,
-    before or after the user's, so only user messages and tool outputs count."""
+def _outputs_this_turn(body: dict[str, Any]) -> int:
+    """How many tools have answered since the user's newest message (this turn). Hooks' context arrives
+    as developer messages, before or after the user's, so only user messages and tool outputs count."""
     items = body.get("input")
     if not isinstance(items, list):
-        return "call"
-    state = "call"
+        return 0
+    outputs = 0
     for item in items:
         if not isinstance(item, dict):
             continue
         kind = str(item.get("type", "message"))
         if kind == "message" and item.get("role") == "user" and not _is_context(item):
-            state = "call"
+            outputs = 0
         elif kind.endswith("_output"):
-            state = "answer"
-    return state
+            outputs += 1
+    return outputs
 
 
 def _is_context(item: dict[str, Any]) -> bool:
@@ -77,10 +77,10 @@ def _is_context(item: dict[str, Any]) -> bool:
 
 
 class FakeResponses:
-    """``with FakeResponses(command) as server:`` ... ``server.base_url`` ... ``server.requests``."""
+    """``with FakeResponses(commands) as server:`` ... ``server.base_url`` ... ``server.requests``."""
 
-    def __init__(self, command: str, final_text: str = FINAL_TEXT) -> None:
-        self.command = command
+    def __init__(self, commands: tuple[str, ...], final_text: str = FINAL_TEXT) -> None:
+        self.commands = commands
         self.final_text = final_text
         self.requests: list[dict[str, Any]] = []
         self.errors: list[str] = []
@@ -112,8 +112,9 @@ class FakeResponses:
         n = next(self._ids)
         response_id = f"resp_{n}"
         created = {"id": response_id, "object": "response", "status": "in_progress", "output": []}
-        if _turn_state(body) == "call":
-            name, arguments = _shell_call(_tool_names(body), self.command)
+        done = _outputs_this_turn(body)
+        if done < len(self.commands):
+            name, arguments = _shell_call(_tool_names(body), self.commands[done])
             item = {
                 "type": "function_call",
                 "id": f"fc_{n}",

@@ -36,6 +36,8 @@ from typing import Any
 import pytest
 from fake_codex import FakeResponses
 
+from expertise_kit.learning.background import wait_idle
+
 CODEX_PACKAGE = "@openai/codex"
 CODEX_VERSION = "0.169.0"
 # Read now, at import: the suite's autouse fixture points HOME at a temp dir for every test, and npm
@@ -46,10 +48,12 @@ NPM_TIMEOUT = 900
 SESSION_TIMEOUT = 300
 RPC_TIMEOUT = 60
 
-FAILING = 'python3 -c "import nosuchmodule_xyz"'
+FAILING = 'python3 -c "import nosuchmodule_xyz"'  # fails: the module lives in vendor/
+FIX = 'PYTHONPATH=vendor python3 -c "import nosuchmodule_xyz"'
+SCRIPT = (FAILING, FIX)
 SEEDED = "Vendor optional imports through requirements-extra.txt before importing them (marker otter-lantern-17)."
 STAGED = "Staged by the user, not to be committed by anyone else.\n"
-OUR_EVENTS = {"sessionStart": 10, "userPromptSubmit": 10, "stop": 120}  # as hooks/list names them: timeout in s
+OUR_EVENTS = {"sessionStart": 10, "userPromptSubmit": 10, "stop": 30}  # as hooks/list names them: timeout in s
 
 
 # -- the CLI ----------------------------------------------------------------------------------------
@@ -106,10 +110,14 @@ class World:
         self.codex_home = root / "codex-home"
         self.home.mkdir()
         self.codex_home.mkdir()
+        self.installed = True  # whether `expertise-hook` is on the PATH Codex runs hooks with
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEX_", "RUST_LOG"))}
+        ours = str(Path(sys.executable).parent)
+        rest = [p for p in env.get("PATH", os.defpath).split(os.pathsep) if p and p != ours]
         env.update(
+            PATH=os.pathsep.join([ours, *rest] if self.installed else rest),
             HOME=str(self.home),
             CODEX_HOME=str(self.codex_home),
             FAKE_MODEL_API_KEY="not-a-real-key",  # the provider's env_key: sent only to 127.0.0.1
@@ -258,6 +266,35 @@ def _commits(repo: Path) -> list[str]:
     return _git(repo, "rev-list", "HEAD").split()
 
 
+def _learned_since(repo: Path, head: list[str]) -> list[str]:
+    """The commits the detached learner made since ``head``, once it is done; each touches .expertise/ only."""
+    assert wait_idle(str(repo / ".expertise"), timeout=120), "the background learner did not finish"
+    commits = _commits(repo)
+    new = commits[: len(commits) - len(head)]
+    assert commits[len(new) :] == head
+    for commit in new:
+        paths = _git(repo, "show", "--name-only", "--format=", commit).split()
+        assert paths and all(p.startswith(".expertise/") for p in paths), paths
+    return new
+
+
+def _learn_commits(repo: Path, commits: list[str]) -> list[str]:
+    """The commits that record what a session taught (``expertise(<domain>): learn ... / update ...``), not
+    the feedback on what it was given (``expertise: feedback ...``)."""
+    return [c for c in commits if _git(repo, "log", "-1", "--format=%s", c).startswith("expertise(")]
+
+
+def _doctor(world: World) -> dict[str, dict[str, Any]]:
+    bin_dir = CACHE / "node_modules" / ".bin"  # where npm put `codex`
+    env = dict(world.env(), PATH=os.pathsep.join([str(bin_dir), world.env()["PATH"]]))
+    done = subprocess.run(
+        [sys.executable, "-m", "expertise_kit", "hooks", "doctor", "--agent", "codex", "--json"],
+        cwd=world.repo, capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    (report,) = json.loads(done.stdout)["agents"]
+    return {"version": {"detail": report["version"]}, **{c["name"]: c for c in report["checks"]}}
+
+
 def _failure_entries(repo: Path) -> list[dict[str, Any]]:
     found = []
     for row in json.loads(_expertise(repo, "list", "--json")):
@@ -274,6 +311,10 @@ def _staged(repo: Path) -> str:
 def world(tmp_path: Path, repo: Path, codex: list[str]) -> World:
     """The suite's `repo` (README.md committed), plus one staged user change that no one else may
     commit, with `expertise init --agent codex` run in it."""
+    (repo / "vendor").mkdir()
+    (repo / "vendor" / "nosuchmodule_xyz.py").write_text("VALUE = 1\n")
+    _git(repo, "add", "vendor")
+    _git(repo, "commit", "-q", "-m", "vendor the optional module")
     (repo / "NOTES.md").write_text(STAGED)
     _git(repo, "add", "NOTES.md")
     out = _expertise(repo, "init", "--agent", "codex")
@@ -282,7 +323,7 @@ def world(tmp_path: Path, repo: Path, codex: list[str]) -> World:
 
 
 def _ours(hooks: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {h["eventName"]: h for h in hooks if "expertise_kit.hook" in (h.get("command") or "")}
+    return {h["eventName"]: h for h in hooks if "expertise-hook" in (h.get("command") or "")}
 
 
 # -- the tests --------------------------------------------------------------------------------------
@@ -298,18 +339,25 @@ def test_codex_session_learns_a_failure_in_one_commit(world: World) -> None:
     listed = _ours(world.hooks_list())
     assert {event: h["timeoutSec"] for event, h in listed.items()} == OUR_EVENTS
     assert {h["trustStatus"] for h in listed.values()} == {"untrusted"}
+    doctor = _doctor(world)
+    assert doctor["trust"]["status"] == "fail" and "has not trusted our" in doctor["trust"]["detail"], doctor
     # The user's one-time step: trust the hooks (the TUI's "Trust all and continue").
     trusted = _ours(world.trust_hooks())
     assert {h["trustStatus"] for h in trusted.values()} == {"trusted"}
+    # `hooks doctor` reads that trust, each hook's hash computed as Codex computes it, and the version.
+    doctor = _doctor(world)
+    assert doctor["trust"]["status"] == "ok", doctor["trust"]
+    assert CODEX_VERSION in doctor["version"]["detail"], doctor["version"]
+    assert all(doctor[n]["status"] == "ok" for n in ("config", "hooks", "timeouts", "command", "round-trip"))
 
-    # 2. The model runs a failing command, then ends its turn.
+    # 2. The model runs a failing command, then its fix, then ends its turn.
     head = _commits(repo)
-    with FakeResponses(FAILING) as fake:
+    with FakeResponses(SCRIPT) as fake:
         world.configure(fake.base_url)
         done = world.session(fake, "Check that the optional dependency imports cleanly.")
         requests = fake.model_requests()
     assert "hook: SessionStart Completed" in done.stderr and "hook: Stop Completed" in done.stderr, done.stderr
-    assert len(requests) == 2, [r.get("input") for r in requests]
+    assert len(requests) == 3, [r.get("input") for r in requests]
     assert "nosuchmodule_xyz" in json.dumps(requests[1]["input"])  # the command's output went back
 
     # 3. Our pre-task context reached the model, as a developer message of its own.
@@ -319,30 +367,27 @@ def test_codex_session_learns_a_failure_in_one_commit(world: World) -> None:
     ]  # fmt: skip
     assert context, "the seeded expertise line is not in the model's first request"
 
-    # 4. The failure was learned, in exactly one new commit touching only .expertise/.
-    new = _commits(repo)[: len(_commits(repo)) - len(head)]
-    assert len(new) == 1, _git(repo, "log", "--oneline", "-5")
-    paths = _git(repo, "show", "--name-only", "--format=", new[0]).split()
-    assert paths and all(p.startswith(".expertise/") for p in paths), paths
+    # 4. The failure was learned with its fix, in one commit touching only .expertise/ (a feedback commit
+    # for the injected line, .expertise/ only too, may follow: the session ended well).
+    new = _learned_since(repo, head)
+    assert len(_learn_commits(repo, new)) == 1, _git(repo, "log", "--oneline", "-5")
     (entry,) = _failure_entries(repo)
-    assert entry["recurrence"] == 1
+    assert entry["recurrence"] == 1 and "PYTHONPATH=vendor" in (entry["solution"] or ""), entry
 
     # 5. The user's staged change is still staged, unchanged.
     assert _staged(repo) == staged_before
 
-    # 6. A second session with the same failure raises its recurrence (one more commit, still ours only).
+    # 6. A second session with the same failure raises its recurrence (still .expertise/ commits only).
     head = _commits(repo)
-    with FakeResponses(FAILING) as fake:
+    with FakeResponses(SCRIPT) as fake:
         world.configure(fake.base_url)
         world.session(fake, "Check again that the optional dependency imports cleanly.")
         second = fake.model_requests()
-    assert len(second) == 2
+    assert len(second) == 3
+    assert len(_learn_commits(repo, _learned_since(repo, head))) == 1
     (entry,) = _failure_entries(repo)
     assert entry["recurrence"] == 2
     assert len(entry["sessions"]) == 2
-    new = _commits(repo)[: len(_commits(repo)) - len(head)]
-    assert len(new) == 1
-    assert all(p.startswith(".expertise/") for p in _git(repo, "show", "--name-only", "--format=", new[0]).split())
     assert _staged(repo) == staged_before
 
 
@@ -351,38 +396,40 @@ def test_codex_skips_untrusted_project_hooks_without_a_word(world: World) -> Non
     no context, no learning, no warning."""
     _expertise(world.repo, "add", "general", "best_practices", SEEDED)
     head = _commits(world.repo)
-    with FakeResponses(FAILING) as fake:
+    with FakeResponses(SCRIPT) as fake:
         world.configure(fake.base_url)
         done = world.session(fake, "Check that the optional dependency imports cleanly.")
         requests = fake.model_requests()
-    assert len(requests) == 2
+    assert len(requests) == 3
     assert SEEDED not in json.dumps(requests)
     assert "hook:" not in done.stderr and "review" not in done.stderr.lower(), done.stderr
-    assert _commits(world.repo) == head
+    assert wait_idle(str(world.repo / ".expertise"), timeout=60) and _commits(world.repo) == head
     # `--dangerously-bypass-hook-trust` runs them for one invocation: meant for automation only.
-    with FakeResponses(FAILING) as fake:
+    with FakeResponses(SCRIPT) as fake:
         world.configure(fake.base_url)
         world.session(fake, "Check that the optional dependency imports cleanly.", "--dangerously-bypass-hook-trust")
         assert SEEDED in json.dumps(fake.model_requests()[0])
 
 
 def test_codex_carries_on_when_the_hook_program_is_missing(world: World) -> None:
-    """A teammate whose hooks.json names a Python that is not there (no expertise_kit installed, or a
-    venv elsewhere): each hook "Failed" (exit 127), and the session goes on as if there were none."""
-    hooks_json = world.repo / ".codex" / "hooks.json"
-    here = json.dumps(sys.executable)[1:-1]
-    hooks_json.write_text(hooks_json.read_text().replace(here, "/nonexistent/venv/bin/python3"))
+    """A teammate without expertise_kit (no `expertise-hook` on PATH) who trusted the committed hooks:
+    each runs, does nothing and exits 0 ("Completed", not "Failed"), and the session goes on as if there
+    were none: no context, no learning."""
+    _expertise(world.repo, "add", "general", "best_practices", SEEDED)
+    world.installed = False
     world.configure("http://127.0.0.1:9/v1")
     trusted = _ours(world.trust_hooks())
     assert {h["trustStatus"] for h in trusted.values()} == {"trusted"}
     head = _commits(world.repo)
-    with FakeResponses(FAILING) as fake:
+    with FakeResponses(SCRIPT) as fake:
         world.configure(fake.base_url)
         done = world.session(fake, "Check that the optional dependency imports cleanly.")
-        assert len(fake.model_requests()) == 2
+        assert len(fake.model_requests()) == 3
+        assert SEEDED not in json.dumps(fake.model_requests())
     for event in ("SessionStart", "UserPromptSubmit", "Stop"):
-        assert f"hook: {event} Failed" in done.stderr, done.stderr
-    assert _commits(world.repo) == head
+        assert f"hook: {event} Completed" in done.stderr, done.stderr
+    assert "Failed" not in done.stderr
+    assert wait_idle(str(world.repo / ".expertise"), timeout=60) and _commits(world.repo) == head
 
 
 def test_codex_uninstall_keeps_the_users_other_hooks_trusted(world: World) -> None:
@@ -400,20 +447,9 @@ def test_codex_uninstall_keeps_the_users_other_hooks_trusted(world: World) -> No
 
     _expertise(world.repo, "hooks", "uninstall")
     after = [h for h in world.hooks_list() if h["command"] == theirs["command"]]
-    assert len(after) == 1
-    if after[0]["trustStatus"] != "trusted":
-        # What would have kept it: an empty group where ours was, so the user's keeps its index.
-        settings = json.loads(hooks_json.read_text())
-        settings["hooks"]["SessionStart"].insert(0, {"hooks": []})
-        hooks_json.write_text(json.dumps(settings, indent=2) + "\n")
-        placeholder = [h["trustStatus"] for h in world.hooks_list() if h["command"] == theirs["command"]]
-        pytest.xfail(
-            f"uninstall removed our SessionStart group at index 0, so the user's moved to "
-            f"'...:session_start:0:0', whose trusted hash is ours: Codex now reports it "
-            f"{after[0]['trustStatus']!r} and will not run it. With an empty group left in ours' place it is "
-            f'{placeholder}. Uninstall (codex) must leave `{{"hooks": []}}` in place of a removed group that has '
-            "groups after it (and not remove a handler that has handlers after it in the same group)."
-        )
+    assert [h["trustStatus"] for h in after] == ["trusted"], after  # still at index 1: still runs
+    assert json.loads(hooks_json.read_text())["hooks"] == {"SessionStart": [{"hooks": []}, {"hooks": [theirs]}]}
+    assert not _ours(world.hooks_list())
 
 
 def test_codex_stop_fires_every_turn_and_a_session_is_counted_once(world: World) -> None:
@@ -422,18 +458,21 @@ def test_codex_stop_fires_every_turn_and_a_session_is_counted_once(world: World)
     recurrence, and nothing new is committed."""
     world.configure("http://127.0.0.1:9/v1")
     world.trust_hooks()
-    with FakeResponses(FAILING) as fake:
+    start = _commits(world.repo)
+    with FakeResponses(SCRIPT) as fake:
         world.configure(fake.base_url)
         world.session(fake, "Check that the optional dependency imports cleanly.")
+    _learned_since(world.repo, start)
     (entry,) = _failure_entries(world.repo)
     assert entry["recurrence"] == 1
     head = _commits(world.repo)
-    with FakeResponses(FAILING) as fake:
+    with FakeResponses(SCRIPT) as fake:
         world.configure(fake.base_url)
         done = world.session(fake, "Try the import once more.", "resume", "--last")
-        assert len(fake.model_requests()) == 2
+        assert len(fake.model_requests()) == 3
     assert "hook: SessionStart Completed" in done.stderr  # its payload says "source": "resume"
     assert "hook: Stop Completed" in done.stderr
+    new = _learned_since(world.repo, head)
     (entry,) = _failure_entries(world.repo)
-    assert entry["recurrence"] == 1 and len(entry["sessions"]) == 1
-    assert _commits(world.repo) == head
+    assert entry["recurrence"] == 1 and len(entry["sessions"]) == 1  # learned again, counted once
+    assert not _learn_commits(world.repo, new), [_git(world.repo, "log", "-1", "--format=%s", c) for c in new]

@@ -1,10 +1,13 @@
 """End to end with the real Gemini CLI, headless, against a scripted Gemini API on 127.0.0.1.
 
 `expertise init --agent gemini` writes `.gemini/settings.json` into a temp git repo; `gemini -p` runs two
-sessions in which the (fake) model runs a failing shell command and then ends its turn. The tests check
-that our session-start context reached the model's request, that the failure was learned in one commit
-touching only `.expertise/`, that the user's staged change survived, and that the second session raised
-the failure's recurrence. Both sessions run once, in a module fixture; each step is a test of its own.
+sessions in which the (fake) model runs a failing shell command, then its fix, and ends its turn. The
+tests check that our session-start context reached the model's request, that the failure was learned with
+its fix (by the detached learner the SessionEnd hook starts) in one commit touching only `.expertise/`,
+that the user's staged change survived, that the second session raised the failure's recurrence, and that
+a third session, whose hooks have a note to make, shows the user none of it. The sessions run once, in a
+module fixture; each step is a test of its own. The hooks run `expertise-hook` from PATH: this
+interpreter's.
 
 Gemini CLI reads a project's `.gemini/settings.json` (our hooks) only in a trusted folder. Headless, an
 untrusted folder is a fatal error (exit 55) unless `--skip-trust` is given, and that flag trusts the
@@ -34,6 +37,8 @@ import pytest
 from fake_gemini import FakeGemini
 from ruamel.yaml import YAML
 
+from expertise_kit.learning.background import wait_idle
+
 GEMINI_PACKAGE = "@google/gemini-cli"
 GEMINI_VERSION = "0.61.0"
 # Read now, at import: the suite's autouse fixture points HOME at a temp dir for every test, and npm
@@ -44,7 +49,8 @@ NPM_TIMEOUT = 900
 SESSION_TIMEOUT = 300
 MODEL = "gemini-2.5-flash"
 
-FAILING = 'python3 -c "import nosuchmodule_xyz"'
+FAILING = 'python3 -c "import nosuchmodule_xyz"'  # fails: the module lives in vendor/
+FIX = 'PYTHONPATH=vendor python3 -c "import nosuchmodule_xyz"'
 SEEDED = "Vendor optional imports through requirements-extra.txt before importing them (marker heron-quartz-23)."
 STAGED = "Staged by the user, not to be committed by anyone else.\n"
 IDENTITY = {
@@ -101,7 +107,7 @@ def _install() -> Path:
 def _env(home: Path, **extra: str) -> dict[str, str]:
     """A clean environment: this HOME, no system git config, our git identity."""
     return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "/usr/bin:/bin")]),
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "GIT_CONFIG_NOSYSTEM": "1",
@@ -131,6 +137,7 @@ class Sessions:
     second: subprocess.CompletedProcess[str] | None = None
     entry_after_second: dict[str, Any] | None = None
     staged_after: str = ""
+    third: subprocess.CompletedProcess[str] | None = None
 
 
 def _git(root: Path, home: Path, *args: str) -> str:
@@ -149,9 +156,7 @@ def _failure_entry(root: Path) -> dict[str, Any] | None:
     return None
 
 
-def _gemini(
-    entry: Path, root: Path, home: Path, server: FakeGemini, prompt: str
-) -> subprocess.CompletedProcess[str]:
+def _gemini(entry: Path, root: Path, home: Path, server: FakeGemini, prompt: str) -> subprocess.CompletedProcess[str]:
     env = _env(
         home,
         GEMINI_API_KEY="dummy",
@@ -167,7 +172,18 @@ def _gemini(
 
 
 def _script() -> FakeGemini:
-    return FakeGemini([("run_shell_command", {"command": FAILING, "description": "check the import"})])
+    return FakeGemini(
+        [
+            ("run_shell_command", {"command": FAILING, "description": "check the import"}),
+            ("run_shell_command", {"command": FIX, "description": "import it from vendor/"}),
+        ]
+    )
+
+
+def _learned(root: Path, home: Path) -> list[str]:
+    """The commits once the session's detached learner is done."""
+    assert wait_idle(str(root / ".expertise"), timeout=120), "the background learner did not finish"
+    return _git(root, home, "rev-list", "HEAD").split()
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +208,9 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Sessions:
     _git(root, home, "init", "-q", "-b", "main")
     _git(root, home, "config", "commit.gpgsign", "false")
     (root / "README.md").write_text("# demo\n")
-    _git(root, home, "add", "README.md")
+    (root / "vendor").mkdir()
+    (root / "vendor" / "nosuchmodule_xyz.py").write_text("VALUE = 1\n")
+    _git(root, home, "add", "README.md", "vendor")
     _git(root, home, "commit", "-q", "-m", "initial")
     expertise = [sys.executable, "-m", "expertise_kit", "-C", str(root)]
     _run([*expertise, "init", "--agent", "gemini"], root, _env(home))
@@ -214,14 +232,20 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Sessions:
         commits_before=commits_before,
         first_requests=requests,
         first=first,
-        commits_after_first=_git(root, home, "rev-list", "HEAD").split(),
+        commits_after_first=_learned(root, home),
         entry_after_first=_failure_entry(root),
     )
     if found.entry_after_first is not None:  # a second session only means something after a first lesson
         with _script() as server:
             found.second = _gemini(entry, root, home, server, "Run the import check again")
+        _learned(root, home)
         found.entry_after_second = _failure_entry(root)
     found.staged_after = _git(root, home, "diff", "--cached")
+    # A third session whose hooks have something to say on stderr: a domain file that doesn't parse.
+    (root / ".expertise" / "frontend.yaml").write_text("domain: frontend\npatterns: [\n")
+    with _script() as server:
+        found.third = _gemini(entry, root, home, server, "Zzz qqq")  # nothing relevant: no context to print
+    _learned(root, home)
     return found
 
 
@@ -232,7 +256,7 @@ def test_1_init_installs_the_hooks_in_geminis_shape(sessions: Sessions) -> None:
     hooks = sessions.settings["hooks"]
     assert set(hooks) == {"SessionStart", "BeforeAgent", "SessionEnd"}
     timeouts = {event: hooks[event][0]["hooks"][0]["timeout"] for event in hooks}
-    assert timeouts == {"SessionStart": 10000, "BeforeAgent": 10000, "SessionEnd": 120000}  # milliseconds
+    assert timeouts == {"SessionStart": 10000, "BeforeAgent": 10000, "SessionEnd": 30000}  # milliseconds
     assert all(hooks[event][0]["hooks"][0]["type"] == "command" for event in hooks)
     assert "notes.txt" in sessions.staged_before
 
@@ -251,12 +275,17 @@ def test_3_our_context_reached_the_model(sessions: Sessions) -> None:
 
 
 def test_4_the_failure_is_learned_in_one_commit_of_expertise_files_only(sessions: Sessions) -> None:
+    """One commit records what the session taught; a feedback commit on what it was given may follow (the
+    session ended well). Both touch .expertise/ only."""
     new = sessions.commits_after_first[: len(sessions.commits_after_first) - len(sessions.commits_before)]
-    assert len(new) == 1, _git(sessions.root, sessions.home, "log", "--oneline", "-4")
-    touched = _git(sessions.root, sessions.home, "show", "--name-only", "--format=", new[0]).split()
-    assert touched and all(path.startswith(".expertise/") for path in touched), touched
+    subjects = [_git(sessions.root, sessions.home, "log", "-1", "--format=%s", c).strip() for c in new]
+    assert len([s for s in subjects if s.startswith("expertise(")]) == 1, subjects
+    for commit in new:
+        touched = _git(sessions.root, sessions.home, "show", "--name-only", "--format=", commit).split()
+        assert touched and all(path.startswith(".expertise/") for path in touched), touched
     entry = sessions.entry_after_first
     assert entry is not None and "No module named 'nosuchmodule_xyz'" in str(entry.get("error"))
+    assert "PYTHONPATH=vendor" in str(entry.get("solution")), entry
 
 
 def test_5_the_users_staged_change_is_untouched(sessions: Sessions) -> None:
@@ -275,11 +304,41 @@ def test_our_hook_notes_stay_out_of_geminis_output(sessions: Sessions) -> None:
     """With nothing on stdout, Gemini CLI takes a hook's stderr as its output: exit 0 makes it a
     `systemMessage` (headless: "Hook system message: ..." on stderr; interactive: the debug drawer, and a
     visible info line for SessionStart), exit 1 a "Warning: ...", and 2 or more a `deny` that blocks the
-    prompt. Our post hook says "learned 1 new, ..." on stderr after every session."""
-    shown = [line for line in sessions.first.stderr.splitlines() if "expertise hook:" in line]
-    if shown:
-        pytest.xfail(
-            "Gemini CLI shows our hook's stderr note as a system message because stdout was empty: "
-            f"{shown[0]!r}. For --agent gemini the hook must print a JSON object on stdout whenever it "
-            "writes to stderr (`{}` is enough; stdout then wins and stderr is ignored), or keep stderr empty."
-        )
+    prompt. In the third session our pre-task hook has a note (frontend.yaml doesn't parse) and, for a
+    prompt with nothing relevant, no context: it prints `{}`, and the note stays out of sight."""
+    assert sessions.third is not None
+    for run in (sessions.first, sessions.second, sessions.third):
+        assert run is not None
+        shown = [line for line in run.stderr.splitlines() if "expertise hook:" in line]
+        assert not shown, shown
+    # The note was there to show: the same hooks, run by hand for one session (its start is given the
+    # essentials, so the prompt has nothing left to add), say it on stderr and print `{}`.
+    for event in ("SessionStart", "BeforeAgent"):
+        payload = {"cwd": str(sessions.root), "prompt": "Zzz qqq", "hook_event_name": event, "session_id": "by-hand"}
+        if event == "SessionStart":
+            del payload["prompt"]
+        done = subprocess.run(
+            ["sh", "-c", "expertise-hook pre --agent gemini"], input=json.dumps(payload), capture_output=True,
+            text=True, env=_env(sessions.home), cwd=sessions.root, timeout=60,
+        )  # fmt: skip
+        assert "frontend.yaml" in done.stderr and isinstance(json.loads(done.stdout), dict)
+    assert json.loads(done.stdout) == {}
+
+
+def test_hooks_doctor_sees_this_gemini(sessions: Sessions) -> None:
+    """`hooks doctor` with the real CLI on PATH: its version, the timeouts in ms, the trust given by the
+    environment, a live round trip."""
+    bin_dir = _prefix() / "node_modules" / ".bin"  # npm's `gemini`
+    env = _env(sessions.home, GEMINI_CLI_TRUST_WORKSPACE="true")
+    env["PATH"] = os.pathsep.join([str(bin_dir), env["PATH"]])
+    (sessions.root / ".expertise" / "frontend.yaml").write_text("domain: frontend\n")  # mended
+    done = subprocess.run(
+        [sys.executable, "-m", "expertise_kit", "hooks", "doctor", "--agent", "gemini", "--json"],
+        cwd=sessions.root, capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    (report,) = json.loads(done.stdout)["agents"]
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["version"] and GEMINI_VERSION in report["version"], report
+    for name in ("config", "hooks", "timeouts", "command", "trust", "round-trip"):
+        assert checks[name]["status"] == "ok", checks[name]
+    assert done.returncode == 0, done.stderr
