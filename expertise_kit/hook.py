@@ -187,7 +187,7 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     expertise_dir = find_expertise(project_dir(agent, payload))
     if expertise_dir is None:
         return None  # not an expertise project: stay silent
-    raw_prompt = payload.get("prompt") or payload.get("user_prompt") or ""
+    raw_prompt = payload.get("prompt") or ""
     if not isinstance(raw_prompt, str):
         raise Quiet("the hook input's prompt is not text; nothing was injected")
     prompt = _without_hook_context(raw_prompt) if "<hook_context>" in raw_prompt else raw_prompt

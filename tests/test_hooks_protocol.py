@@ -407,3 +407,29 @@ def test_doctor_says_cursor_cannot_learn(project: Path, run: Cli, on_path: None)
     _, checks = _doctor(run, "cursor")
     assert checks["learning"]["status"] == "warn" and "no tool results" in checks["learning"]["detail"]
     assert checks["round-trip"]["status"] == "ok"
+
+
+def test_a_job_that_fails_is_retried_by_the_next_learner_and_set_aside_after_three(
+    project: Path, tmp_path: Path
+) -> None:
+    from expertise_kit.learning.background import MAX_ATTEMPTS, drain
+
+    unreadable = tmp_path / "t.jsonl"
+    unreadable.write_text("{}\n")  # no agent's transcript: learning it fails
+    enqueue(_expertise(project), "claude-code", {"session_id": "e5e5-1"}, str(unreadable))
+    for attempt in range(1, MAX_ATTEMPTS):
+        assert drain(_expertise(project), nice=False) == 0
+        (job,) = pending(_expertise(project))  # one try per learner, then left for the next
+        assert json.loads(Path(job).read_text())["attempts"] == attempt
+    drain(_expertise(project), nice=False)
+    assert pending(_expertise(project)) == [] and len(failed(_expertise(project))) == 1
+    log = Path(log_path(_expertise(project))).read_text()
+    assert log.count("failed:") == MAX_ATTEMPTS and "can't tell which agent wrote" in log
+
+
+def test_a_fifo_for_a_transcript_is_refused_without_opening_it(project: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "t.jsonl"
+    os.mkfifo(fifo)
+    done = _hook("post", "claude-code", {"cwd": str(project), "transcript_path": str(fifo)}, project)
+    assert (done.returncode, done.stdout) == (0, "") and "not a regular file" in done.stderr
+    assert pending(_expertise(project)) == []

@@ -229,6 +229,7 @@ def drain(expertise_dir: str, *, nice: bool = True) -> int:
     import fcntl
 
     done = 0
+    tried: set[tuple[str, int]] = set()  # a job that failed is retried by the next learner, not this one
     with contextlib.suppress(BaseException):
         if nice and hasattr(os, "nice"):
             os.nice(10)  # the agent's own work comes first
@@ -242,18 +243,17 @@ def drain(expertise_dir: str, *, nice: bool = True) -> int:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 return done  # another learner is at work; it looks again before it leaves
-            done += _work(expertise_dir)
+            done += _work(expertise_dir, tried)
         finally:
             os.close(descriptor)
         # Looked at after the lock is let go: a job queued while we worked, by a hook whose own learner
         # found us holding the lock, is ours to take.
-        if not pending(expertise_dir):
+        if all((p, _mtime(p)) in tried for p in pending(expertise_dir)):
             return done
 
 
-def _work(expertise_dir: str) -> int:
+def _work(expertise_dir: str, tried: set[tuple[str, int]]) -> int:
     done = 0
-    tried: set[tuple[str, int]] = set()
     while True:
         jobs = [p for p in pending(expertise_dir) if (p, _mtime(p)) not in tried]
         if not jobs:

@@ -32,8 +32,10 @@ def post_session(agent: str, payload: dict[str, Any]) -> str | None:
         why = agent_spec(agent).learning or "no transcript_path in the hook input; nothing to learn"
         raise Quiet(why)
     path = os.path.abspath(os.path.expanduser(transcript))
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise Quiet(f"{path}: no such transcript; nothing to learn")
+    if not os.path.isfile(path):
+        raise Quiet(f"{path}: not a regular file; nothing to learn")
     enqueue(expertise_dir, agent, payload, path)
     start_learner(expertise_dir)
     return None
