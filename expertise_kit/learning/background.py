@@ -55,10 +55,7 @@ def log_path(expertise_dir: str | Path) -> str:
     return os.path.join(queue_dir(expertise_dir), "learn.log")
 
 
-def _job_name(payload: dict[str, Any], transcript: str) -> str:
-    from expertise_kit.hook import session_key
-
-    key = session_key(payload)
+def _job_name(key: str | None, transcript: str) -> str:
     if key is None:  # no usable session id: the transcript's path names the session
         key = hashlib.sha256(transcript.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return key + ".json"
@@ -66,18 +63,21 @@ def _job_name(payload: dict[str, Any], transcript: str) -> str:
 
 def enqueue(expertise_dir: str, agent: str, payload: dict[str, Any], transcript: str) -> str:
     """Queue (or re-queue) this session's transcript for learning; return the job's path."""
+    from expertise_kit.hook import session_key
+
     directory = queue_dir(expertise_dir)
     os.makedirs(directory, exist_ok=True)
+    key = session_key(payload)  # the agent's own id for the session (Cursor's `conversation_id` too)
     job = {
         "agent": agent,
         "transcript": transcript,
         "project": os.path.dirname(expertise_dir),
-        "session_id": payload.get("session_id") if isinstance(payload.get("session_id"), str) else None,
+        "session_id": key,
         "event": payload.get("hook_event_name") if isinstance(payload.get("hook_event_name"), str) else None,
         "queued": time.time(),
         "attempts": 0,
     }
-    path = os.path.join(directory, _job_name(payload, transcript))
+    path = os.path.join(directory, _job_name(key, transcript))
     temporary = f"{path}.{os.getpid()}.tmp"
     with open(temporary, "w", encoding="utf-8") as out:
         json.dump(job, out)
