@@ -270,6 +270,11 @@ def _work(expertise_dir: str, tried: set[tuple[str, int]]) -> int:
             line = learn_job(expertise_dir, job)
         except BaseException as exc:  # noqa: BLE001 - logged, retried, then set aside
             error = next((ln for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+            from expertise_kit.errors import LockTimeout
+
+            if isinstance(exc, LockTimeout):  # another writer is busy: not this job's fault
+                _log(expertise_dir, f"store busy, left queued: {job['transcript']}: {error}")
+                return done
             _log(expertise_dir, f"failed: {job['transcript']}: {error}")
             job["attempts"] = int(job.get("attempts") or 0) + 1
             with contextlib.suppress(OSError):
