@@ -13,6 +13,7 @@ from expertise_kit.commands.improve import improve
 from expertise_kit.commands.init import init
 from expertise_kit.commands.learn import learn
 from expertise_kit.commands.list import list_domains
+from expertise_kit.commands.mcp import mcp
 from expertise_kit.commands.merge_driver import merge_driver
 from expertise_kit.commands.render import render
 from expertise_kit.commands.revert import revert
@@ -42,6 +43,7 @@ COMMANDS = [
     blame,
     watch,
     hooks,
+    mcp,
     schema,
     merge_driver,
 ]

@@ -16,39 +16,57 @@ def hooks() -> None:
 
 @hooks.command()
 @click.option("--agent", type=click.Choice(_AGENTS), required=True, help="Which agent's settings to write.")
+@click.option(
+    "--mcp", "with_mcp", is_flag=True, help="Also register `expertise mcp` in the agent's project MCP config."
+)
 @click.pass_obj
-def install(start: Path, agent: str) -> None:
+def install(start: Path, agent: str, with_mcp: bool) -> None:
     """Add our hooks to the agent's project settings file.
 
     A pre-task hook renders the expertise for each prompt; a post-session hook learns from the
-    transcript. Other settings and hooks are kept; running it twice changes nothing.
+    transcript. Other settings and hooks are kept; running it twice changes nothing. With --mcp, the
+    `expertise` MCP server too (.mcp.json for Claude Code, .cursor/mcp.json, .gemini/settings.json).
     """
     from expertise_kit.agents.installer import install_hooks
+    from expertise_kit.agents.mcp_config import check_mcp, install_mcp
     from expertise_kit.project import find_project
 
     project = find_project(start)
+    if with_mcp:
+        check_mcp(project.root, agent)  # a refusal comes before anything is written
     result = install_hooks(project.root, agent)
     where = result.path.relative_to(project.root)
     if result.changed:
         click.echo(f"installed {agent} hooks ({', '.join(result.events)}) in {where}")
     else:
         click.echo(f"{agent} hooks already installed in {where}; nothing changed")
-    after_install(agent)
+    if with_mcp:
+        registered = install_mcp(project.root, agent)
+        where = registered.path.relative_to(project.root)
+        if registered.changed:
+            click.echo(f"registered the expertise MCP server (`expertise mcp`) in {where}")
+        else:
+            click.echo(f"the expertise MCP server is already registered in {where}; nothing changed")
+    after_install(agent, with_mcp=with_mcp)
 
 
-def after_install(agent: str) -> None:
+def after_install(agent: str, *, with_mcp: bool = False) -> None:
     """What the user still has to do for the hooks to run: said once, at install."""
     import shutil
 
     from expertise_kit.agents.installer import AGENTS, PROGRAM
 
     spec = AGENTS[agent]
-    if shutil.which(PROGRAM) is None:
-        click.echo(
-            f"warning: `{PROGRAM}` is not on PATH here, and the hooks do nothing without it: install expertise-kit "
-            "where the agent's PATH finds it (pipx, uv tool), or start the agent with this venv activated",
-            err=True,
-        )
+    needed = [(PROGRAM, "the hooks do nothing")]
+    if with_mcp:
+        needed.append(("expertise", "the MCP server can't start"))
+    for program, needs in needed:
+        if shutil.which(program) is None:
+            click.echo(
+                f"warning: `{program}` is not on PATH here, and {needs} without it: install expertise-kit "
+                "where the agent's PATH finds it (pipx, uv tool), or start the agent with this venv activated",
+                err=True,
+            )
     if spec.trust_step:
         click.echo(f"once per clone: {spec.trust_step}")
     if spec.learning:
@@ -60,8 +78,10 @@ def after_install(agent: str) -> None:
 @click.option("--agent", type=click.Choice(_AGENTS), default=None, help="Only this agent (default: all).")
 @click.pass_obj
 def uninstall(start: Path, agent: str | None) -> None:
-    """Remove only the hooks expertise_kit added; everything else in the files stays."""
+    """Remove only the hooks expertise_kit added, and the `expertise` MCP server `install --mcp`
+    registered; everything else in the files stays."""
     from expertise_kit.agents.installer import uninstall_hooks
+    from expertise_kit.agents.mcp_config import uninstall_mcp
     from expertise_kit.project import find_project
 
     project = find_project(start)
@@ -72,6 +92,10 @@ def uninstall(start: Path, agent: str | None) -> None:
             removed = True
             events = ", ".join(sorted(set(result.events)))
             click.echo(f"removed {name} hooks ({events}) from {result.path.relative_to(project.root)}")
+        server = uninstall_mcp(project.root, name)
+        if server.changed:
+            removed = True
+            click.echo(f"removed the expertise MCP server from {server.path.relative_to(project.root)}")
     if not removed:
         click.echo("no expertise_kit hooks found; nothing changed")
 
