@@ -26,7 +26,7 @@ def mcp(start: Path, read_only: bool) -> None:
     except ImportError as exc:
         if (exc.name or "").split(".")[0] != "mcp":
             raise
-        raise UserError("the mcp package is not installed", hint="pip install 'mcp>=2.3,<3'") from None
+        raise UserError("the mcp package is not installed", hint="pip install 'expertise-kit[mcp]'") from None
     if sys.stdin.isatty():
         click.echo("expertise: serving MCP on stdin/stdout; an agent starts this (Ctrl-C to stop)", err=True)
     serve(start, read_only=read_only)
