@@ -359,3 +359,13 @@ def test_a_secret_straddling_a_cut_leaves_nothing_behind(project: Path, run: Cli
     for name in ("github", "huggingface", "sendgrid", "pypi"):
         assert _leaks(PLANTED[name].secret, everything) == [], name
     assert "[REDACTED:github]" in everything  # redacted whole before the cut, not merely cut short
+
+
+def test_a_hand_written_entry_is_scrubbed_too(project: Path, run: Cli) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    result = run("add", "deployment", "learned_from_failures", "Deploy with the release token",
+                 "--error", f"401 with {token}", "--solution", "export GITHUB_TOKEN=" + token)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "scrubbed 2 secret(s)" in result.stderr
+    assert token not in (project / ".expertise" / "deployment.yaml").read_text()
+    assert token not in git(project, "log", "-p")

@@ -24,6 +24,23 @@ def add(ctx: click.Context, domain: str, section: str, text: str, error: str | N
     key = normalise_section(section)
     if (error or solution) and key != "learned_from_failures":
         raise click.UsageError("--error and --solution only apply to learned_from_failures")
+    from expertise_kit.learning.redact import redact_counting
+
+    # Git history is forever: a credential pasted into a hand-written entry is scrubbed as a learned one is.
+    found: dict[str, int] = {}
+    scrubbed = []
+    for value in (text, error, solution):
+        if value is None:
+            scrubbed.append(None)
+            continue
+        clean, counts = redact_counting(value)
+        scrubbed.append(clean)
+        for kind, n in counts.items():
+            found[kind] = found.get(kind, 0) + n
+    text, error, solution = scrubbed[0] or "", scrubbed[1], scrubbed[2]
+    if found:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(found.items()))
+        click.echo(f"warning: scrubbed {sum(found.values())} secret(s) from the entry ({kinds})", err=True)
     store = open_store(ctx.obj)
     result = store.add_items(domain, [(key, manual_item(key, text, error=error, solution=solution))])
     relative = result.path.relative_to(store.project.root)
