@@ -28,7 +28,7 @@ def add(ctx: click.Context, domain: str, section: str, text: str, error: str | N
 
     # Git history is forever: a credential pasted into a hand-written entry is scrubbed as a learned one is.
     found: dict[str, int] = {}
-    scrubbed = []
+    scrubbed: list[str | None] = []
     for value in (text, error, solution):
         if value is None:
             scrubbed.append(None)
