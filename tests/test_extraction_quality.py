@@ -132,6 +132,14 @@ def test_real_harness_noise_of_a_claude_2_1_series_stores_nothing(project: Path,
         ("  {:error, _reason} ->\n    error -> raise\nerror: undefined variable x", "error: undefined variable"),
         ("   Compiling hyper-timeout v0.5.2\nerror[E0599]: no variant named `X`", "error[E0599]"),
         ("F\nE   AssertionError: assert 1999 == 2000\n1 failed in 0.12s", "E   AssertionError"),
+        # Colours are not text; a passing test named `error.test.ts` and the script line npm echoes are
+        # not the error.
+        ("\x1b[31m Failed Suites 1 \x1b[39m\n \x1b[32m✓\x1b[39m src/error.test.ts (2 tests)\n"
+         "TypeError: load is not a function", "TypeError: load is not a function"),
+        ("> vitest run src/utils/error.test.ts\n\nError: Failed to load url ./x", "Error: Failed to load url"),
+        ("Error: \\u001b[2mexpect(\\u001b[22mreceived).toBe(expected)", "Error: expect(received).toBe("),
+        ("PASS src/errors/a.test.ts\nFAIL src/b.test.ts\n  ReferenceError: document is not defined",
+         "ReferenceError: document"),
     ],
 )
 def test_the_telling_line_is_picked(output: str, line: str) -> None:

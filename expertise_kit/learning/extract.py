@@ -71,8 +71,9 @@ _TOOLING_NAMES = {
 _LOOKUPS = {"cat", "ls", "head", "tail", "sed", "rg", "grep", "find", "wc", "nl", "stat", "file", "less", "bat",
             "tree", "fd", "awk", "realpath", "readlink", "du", "which", "type", "test", "[", "echo", "pwd"}  # fmt: skip
 _ERRORISH = re.compile(
-    r"error|exception|traceback|failed|failure|fatal|not found|no such file|cannot|can't|denied|invalid|"
-    r"refused|timed? ?out|undefined|unexpected|missing|EISDIR|ENOENT|EACCES|panic|abort",
+    r"(?:error|exception|traceback|failed|failure|fatal|not found|no such file|cannot|can't|denied|invalid|"
+    r"refused|timed? ?out|undefined|unexpected|missing|EISDIR|ENOENT|EACCES|panic|abort)"
+    r"(?![\w-]*\.\w|/)",  # not a file or directory named so (`error.test.ts`, `errors/`)
     re.I,
 )
 _WEB_TOOLS = {"WebFetch", "WebSearch", "web_search", "web_fetch", "google_web_search"}
@@ -193,7 +194,12 @@ _HIDDEN = re.compile(r"^FAILED\b|^FAIL\b|\b[1-9]\d* (?:failed|failures?|errors?)
 
 # Progress lines of builds and installers: they mention "timeout" or "error" crates, not a failure.
 _PROGRESS = re.compile(r"^(?:Compiling|Downloading|Downloaded|Running|Finished|Checking|Fresh|Updating|Installing|"
-                       r"Collecting|Resolving|Fetching|Building|Locking|Adding|Blocking|Waiting)\b")  # fmt: skip
+                       r"Collecting|Resolving|Fetching|Building|Locking|Adding|Blocking|Waiting)\b|"
+                       # a test that passed (`✓ src/a.test.ts`, `PASS src/a.test.ts`); the script line npm
+                       # echoes before running it (`> vitest run src/error.test.ts`)
+                       r"^(?:[✓✔√]|PASS\b|> )")  # fmt: skip
+# Terminal colours and cursor moves: `\x1b[31m`, and the same escaped in text stored as JSON.
+_ANSI = re.compile(r"(?:\x1b|\\u001[bB]|\\x1[bB]|\\033)\[[0-9;?]*[ -/]*[@-~]")
 _TRIVIAL = {"rm", "mkdir", "cp", "mv", "touch", "echo", "printf", "true", "sleep", "chmod", "ln", "clear"}
 
 
@@ -255,7 +261,7 @@ def pick_error(text: str) -> str:
     ``E   AssertionError: assert 1999 == 2000`` beats ``1 failed in 0.12s``; a warning, an "Exit code N"
     header or a line of code never wins.
     """
-    lines = [line.strip() for line in _unescape(text).splitlines()]
+    lines = [line.strip() for line in _ANSI.sub("", _unescape(text)).splitlines()]
     lines = [line for line in lines if line and not _HEADER.match(line)]
     if not lines:
         return ""
