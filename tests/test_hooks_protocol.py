@@ -448,3 +448,20 @@ def test_a_fifo_for_a_transcript_is_refused_without_opening_it(project: Path, tm
     done = _hook("post", "claude-code", {"cwd": str(project), "transcript_path": str(fifo)}, project)
     assert (done.returncode, done.stdout) == (0, "") and "not a regular file" in done.stderr
     assert pending(_expertise(project)) == []
+
+
+def test_doctor_says_whether_this_clone_has_the_merge_driver(project: Path, run: Cli, on_path: None) -> None:
+    """Git config does not travel with a clone: `init` registers the driver; doctor says when it is not."""
+    install_hooks(project, "claude-code")
+
+    def driver() -> dict[str, str]:
+        (check,) = json.loads(run("hooks", "doctor", "--agent", "claude-code", "--json").stdout)["project"]
+        return dict(check)
+
+    assert driver()["status"] == "ok"  # `init` registered it
+    git(project, "config", "--unset", "merge.expertise.driver")
+    assert driver()["status"] == "warn" and "run `expertise init` once here" in driver()["detail"]
+    git(project, "config", "merge.expertise.driver", "/gone/venv/bin/python -I -m expertise_kit merge-driver %O %A %B %P")
+    result = run("hooks", "doctor", "--agent", "claude-code", "--json")
+    assert result.exit_code == 1 and json.loads(result.stdout)["project"][0]["status"] == "fail"
+    assert run("init").exit_code == 0 and driver()["status"] == "ok"  # init on the clone mends it

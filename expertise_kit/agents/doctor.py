@@ -18,7 +18,7 @@ from typing import Any
 from expertise_kit.agents.installer import AGENTS, PROGRAM, ours, timeout_for
 from expertise_kit.vocab import Agent
 
-__all__ = ["Check", "AgentReport", "diagnose", "ROUND_TRIP_SECONDS"]
+__all__ = ["Check", "AgentReport", "diagnose", "merge_driver_check", "ROUND_TRIP_SECONDS"]
 
 ROUND_TRIP_SECONDS = 10
 VERSION_SECONDS = 10
@@ -395,3 +395,31 @@ def _round_trip(report: AgentReport, root: Path, spec: Agent, env: dict[str, str
     status = "warn" if note else "ok"
     said = f" (it said: {note[:200]})" if note else ""
     report.add("round-trip", status, f"the pre hook answered a sample {event} in JSON, exit 0{said}")
+
+
+def merge_driver_check(root: Path) -> Check:
+    """Whether this clone's git config names the merge driver `.expertise/.gitattributes` asks for: git
+    config does not travel with a clone, so each clone runs `expertise init` once."""
+    from expertise_kit.versioning.mergedriver import DRIVER_NAME
+
+    try:
+        done = subprocess.run(
+            ["git", "config", "--get", f"merge.{DRIVER_NAME}.driver"], cwd=root, capture_output=True, text=True,
+            timeout=VERSION_SECONDS, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check("merge-driver", "warn", f"git could not be asked ({exc})")
+    command = done.stdout.strip()
+    if not command:
+        return Check("merge-driver", "warn", "not registered in this clone, so .expertise/ files merge line by line "
+                                             "and conflict: run `expertise init` once here")  # fmt: skip
+    import shlex
+
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        program = ""
+    if not program or (os.sep in program and not os.access(program, os.X_OK)) or shutil.which(program) is None:
+        return Check("merge-driver", "fail", f"git config names `{program or command}`, which is not there: run "
+                                             "`expertise init` again from this installation")  # fmt: skip
+    return Check("merge-driver", "ok", f"registered ({program})")
