@@ -461,7 +461,8 @@ def test_doctor_says_whether_this_clone_has_the_merge_driver(project: Path, run:
     assert driver()["status"] == "ok"  # `init` registered it
     git(project, "config", "--unset", "merge.expertise.driver")
     assert driver()["status"] == "warn" and "run `expertise init` once here" in driver()["detail"]
-    git(project, "config", "merge.expertise.driver", "/gone/venv/bin/python -I -m expertise_kit merge-driver %O %A %B %P")
+    gone = "/gone/venv/bin/python -I -m expertise_kit merge-driver %O %A %B %P"
+    git(project, "config", "merge.expertise.driver", gone)
     result = run("hooks", "doctor", "--agent", "claude-code", "--json")
     assert result.exit_code == 1 and json.loads(result.stdout)["project"][0]["status"] == "fail"
     assert run("init").exit_code == 0 and driver()["status"] == "ok"  # init on the clone mends it
