@@ -326,7 +326,7 @@ def test_out_outside_the_repository_is_refused(project: Path, run: Cli, tmp_path
     assert not outside.parent.exists()
     os.symlink(tmp_path / "global.md", project / "GEMINI.md")  # a link leading out counts as outside
     result = run("export", "--to", "gemini-md")
-    assert result.exit_code == 1 and "GEMINI.md: is outside the repository (a symlink to" in result.stderr
+    assert result.exit_code == 1 and "GEMINI.md: is outside the repository (it leads to" in result.stderr
     assert not (tmp_path / "global.md").exists()
 
 
@@ -493,6 +493,20 @@ def test_commit_of_an_ignored_file_is_refused_with_nothing_written(project: Path
     assert result.exit_code == 1 and "is ignored by git, so --commit can't commit it" in result.stderr
     assert snapshot(project) == before
     assert run("export", "--to", "cursor-rules").exit_code == 0  # without --commit it is the user's call
+
+
+def test_outside_git_an_export_writes_but_never_commits(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    run = Cli(root)
+    assert run("init").exit_code == 0
+    run("add", "api", "patterns", "Every route is versioned")
+    assert run("export", "--to", "agents-md").exit_code == 0
+    assert "Every route is versioned" in (root / "AGENTS.md").read_text()
+    result = run("export", "--to", "agents-md", "--commit")
+    assert result.exit_code == 1 and "--commit needs a git repository" in result.stderr
+    result = run("export", "--to", "agents-md", "--out", "../next-door.md")
+    assert result.exit_code == 1 and f"{tmp_path / 'next-door.md'}: is outside the repository" in result.stderr
 
 
 def test_commit_is_refused_mid_merge_with_nothing_written(project: Path, run: Cli) -> None:

@@ -38,40 +38,41 @@ def resolve_target(path: Path, project: Project, *, directory: bool) -> Path:
     """The real path to write for ``path`` (symlinks followed), after refusing a symlink loop, a place
     outside the work tree or inside ``.git``/``.expertise``, a directory where a file goes (or the reverse),
     and a parent that is not a directory."""
+    shown = Path(os.path.abspath(path))  # `..` folded, for messages only: realpath follows links first
     try:
         os.stat(path)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise UserError(
-                "is a symlink loop", path=path, hint="point the link at a real file, or delete it"
+                "is a symlink loop", path=shown, hint="point the link at a real file, or delete it"
             ) from None
         if exc.errno == errno.ENOTDIR:
-            raise UserError("a directory on this path is a file", path=path, hint="choose another --out") from None
+            raise UserError("a directory on this path is a file", path=shown, hint="choose another --out") from None
         if exc.errno != errno.ENOENT:
-            raise UserError(f"can't be read: {exc.strerror}", path=path) from None
+            raise UserError(f"can't be read: {exc.strerror}", path=shown) from None
     real = Path(os.path.realpath(path))
     home = _home(project)
     if not real.is_relative_to(home):
-        where = f" (a symlink to {real})" if real != Path(os.path.abspath(path)) else ""
+        where = f" (it leads to {real})" if real != shown else ""
         raise UserError(
             f"is outside the repository{where}",
-            path=path,
+            path=shown,
             hint=f"export writes only inside {home}: a file outside is read in other projects too",
         )
     for place, what in _forbidden(project):
         if real == place or real.is_relative_to(place):
-            raise UserError(f"is inside {what}", path=path, hint="export to a file of the work tree")
+            raise UserError(f"is inside {what}", path=shown, hint="export to a file of the work tree")
     if real.exists():
         is_directory = real.is_dir()
         if directory and not is_directory:
-            raise UserError("is a file, not a directory", path=path, hint="--out names a directory for cursor-rules")
+            raise UserError("is a file, not a directory", path=shown, hint="--out names a directory for cursor-rules")
         if not directory and is_directory:
-            raise UserError("is a directory, not a file", path=path, hint="move it aside, or export with --out FILE")
+            raise UserError("is a directory, not a file", path=shown, hint="move it aside, or export with --out FILE")
     parent = real if directory else real.parent
     while not parent.exists():
         parent = parent.parent
     if not parent.is_dir():
-        raise UserError(f"{parent} is not a directory", path=path, hint="choose another --out")
+        raise UserError(f"{parent} is not a directory", path=shown, hint="choose another --out")
     return real
 
 
