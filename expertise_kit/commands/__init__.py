@@ -6,6 +6,7 @@ from expertise_kit.commands.add import add
 from expertise_kit.commands.blame import blame
 from expertise_kit.commands.classify import classify
 from expertise_kit.commands.diff import diff
+from expertise_kit.commands.export import export
 from expertise_kit.commands.feedback import feedback
 from expertise_kit.commands.history import history
 from expertise_kit.commands.hooks import hooks
@@ -35,6 +36,7 @@ COMMANDS = [
     stats,
     classify,
     render,
+    export,
     validate,
     improve,
     history,

@@ -34,6 +34,8 @@ __all__ = [
     "record_pending",
     "trailer_value",
     "TRAILER_PREFIX",
+    "commit_exported",
+    "ignored_by_git",
 ]
 
 CHANGE_TYPES = ("learned", "manual", "validated", "pruned", "improved", "reverted", "feedback")
@@ -285,3 +287,59 @@ def sync_pending(project: Project) -> CommitOutcome:
         return CommitOutcome(deferred=str(exc), hint="fix that, then sync again")
     _clear_pending(project)
     return CommitOutcome(sha=sha or None, synced=len(pending))
+
+
+def ignored_by_git(project: Project, paths: list[str]) -> list[str]:
+    """Those of ``paths`` (relative to the work tree's top) that git ignores and doesn't track: ``git add``
+    would refuse them."""
+    assert project.git is not None
+    if not paths:
+        return []
+    with open_repo(project.git.toplevel) as repo:
+        result = run_git(repo, ["check-ignore", "--", *paths], check=False)
+    if result.status not in (0, 1):
+        raise GitError(["check-ignore", "--", *paths], result.status, result.stdout, result.stderr)
+    return [name for name in result.stdout.splitlines() if name]
+
+
+def commit_exported(project: Project, paths: list[str], subject: str, trailers: dict[str, str]) -> CommitOutcome:
+    """Commit exactly ``paths`` (relative to the work tree's top), as they are on disk, and nothing else:
+    files outside ``.expertise/`` that ``expertise export --commit`` wrote or removed. Like a revision, it
+    is a ``commit --only``, so the user's staged changes stay staged and out of it; unlike one, no deferred
+    revision rides along, and nothing is deferred: the caller checked that git can take a commit now.
+
+    A path that is neither on disk nor known to git (a file an earlier export wrote and a later one removed,
+    never committed) is left out; new files are staged first, since ``--only`` takes only known paths.
+    """
+    assert project.git is not None
+    with open_repo(project.git.toplevel) as repo:
+        identity = _identity(repo)
+        if identity is None:
+            raise UserError("git has no user identity", hint="set user.name and user.email, then export again")
+        listed = run_git(repo, ["ls-files", "-z", "--", *paths]).stdout
+        tracked = {name for name in listed.split("\0") if name}
+        toplevel = Path(os.path.realpath(project.git.toplevel))
+        present = [p for p in paths if p in tracked or os.path.lexists(toplevel / p)]
+        if not present:
+            return CommitOutcome()
+        new = [p for p in present if p not in tracked]
+        if new:
+            run_git(repo, ["add", "--", *new])
+        if run_git(repo, ["diff", "--quiet", "HEAD", "--", *present], check=False).status == 0:
+            return CommitOutcome()  # already committed as it is
+        message = _one_line(subject) + "\n\n"
+        message += "".join(f"{TRAILER_PREFIX}{key}: {trailer_value(value)}\n" for key, value in trailers.items())
+        args = ["commit", "--only", "--no-verify", "--no-edit", "--quiet", "--cleanup=verbatim"]
+        args += [f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>", "-m", message, "--", *present]
+        for attempt in range(_INDEX_LOCK_RETRIES + 1):
+            result = run_git(repo, args, check=False)
+            if result.status == 0:
+                return CommitOutcome(
+                    sha=head_sha(project.git) or str(run_git(repo, ["rev-parse", "HEAD"]).stdout.strip())
+                )
+            if "index.lock" in result.stderr + result.stdout and attempt < _INDEX_LOCK_RETRIES:
+                wait_for_index_lock(project.git, 2.0)
+                time.sleep(0.01 * (attempt + 1))
+                continue
+            raise GitError(["commit", "--only", "--", *present], result.status, result.stdout, result.stderr)
+    raise GitError(["commit"], 1, "", "gave up after repeated index.lock contention")
