@@ -17,6 +17,7 @@ from expertise_kit.commands.list import list_domains
 from expertise_kit.commands.mcp import mcp
 from expertise_kit.commands.merge_driver import merge_driver
 from expertise_kit.commands.render import render
+from expertise_kit.commands.report import report
 from expertise_kit.commands.revert import revert
 from expertise_kit.commands.schema import schema
 from expertise_kit.commands.show import show
@@ -34,6 +35,7 @@ COMMANDS = [
     learn,
     feedback,
     stats,
+    report,
     classify,
     render,
     export,

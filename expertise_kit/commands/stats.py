@@ -17,7 +17,8 @@ def stats(start: Path, since: str | None, as_json: bool) -> None:
     they stopped after being learned, characters injected per session, feedback, and how often a person
     corrected what was learned.
 
-    Computed from the git history and this clone's local session log; nothing is written.
+    Computed from the git history and this clone's local session log; nothing is written but a cache
+    of the parsed domain files in git's own directory.
     """
     from expertise_kit.upkeep.stats import collect_stats, parse_since, stats_lines
 

@@ -1,2 +1,2 @@
 """One domain file: reading YAML safely, the entry schema, ids, line-level edits, the line cap and
-atomic writes. Nothing here runs git."""
+atomic writes, and a read-only view of a file remembered by its digest. Nothing here runs git."""
