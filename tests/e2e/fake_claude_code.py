@@ -6,7 +6,8 @@ answers:
 - ``POST /v1/messages`` whose body offers a ``Bash`` tool (the main conversation): a ``tool_use`` asking
   Bash to run the next of ``commands`` (the first fails, the second is its fix), counted by the tool
   results already in the conversation; once all have run, a short text that ends the turn. Stateless, so
-  every session (and every resume) plays the same steps.
+  every session (and every resume) plays the same steps. ``commands`` may also be a function of the
+  request's body, for a model that decides from what it was told (the hooks' context in the request).
 - any other ``POST /v1/messages`` (a side request: a title, a summary, a quota probe): a short text.
 - ``POST /v1/messages/count_tokens``: a token estimate.
 - anything else: an empty JSON object.
@@ -26,6 +27,7 @@ import argparse
 import itertools
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -54,7 +56,7 @@ class FakeAnthropic:
 
     def __init__(
         self,
-        commands: tuple[str, ...] = (DEFAULT_COMMAND, FIX_COMMAND),
+        commands: tuple[str, ...] | Callable[[dict[str, Any]], tuple[str, ...]] = (DEFAULT_COMMAND, FIX_COMMAND),
         final_text: str = FINAL_TEXT,
         log: Path | None = None,
     ):
@@ -97,10 +99,11 @@ class FakeAnthropic:
         # Claude Code 2.1 also sends "system" role messages (environment, hook context) among the turns.
         turns = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") != "system"]
         if "Bash" in _tool_names(body):
+            commands = self.commands(body) if callable(self.commands) else self.commands
             ran = sum(1 for turn in turns if _has_tool_result(turn))
-            if ran < len(self.commands):
+            if ran < len(commands):
                 tool_id = f"toolu_fake{next(self._ids):04d}"
-                call = {"command": self.commands[ran], "description": "Import the module the task needs"}
+                call = {"command": commands[ran], "description": "Import the module the task needs"}
                 return [{"type": "tool_use", "id": tool_id, "name": "Bash", "input": call}], "tool_use"
             return [{"type": "text", "text": self.final_text}], "end_turn"
         return [{"type": "text", "text": "Fake session"}], "end_turn"

@@ -8,42 +8,27 @@ staged change survived, that a second session raises the failure's recurrence, a
 sees this Claude Code. The hooks run `expertise-hook` from PATH: this interpreter's.
 
 The CLI is installed with npm into a cache (``$EXPERTISE_E2E_CACHE/npm``, by default
-``~/.cache/expertise-e2e/npm``), at the pinned version below. Without node and npm, or when the install
-fails (no registry), the test is skipped, never failed. No traffic leaves 127.0.0.1: the CLI reads
-``ANTHROPIC_BASE_URL`` and everything non-essential is switched off.
+``~/.cache/expertise-e2e/npm``), at the version pinned in ``claude_cli.py``. Without node and npm, or when
+the install fails (no registry), the test is skipped, never failed. No traffic leaves 127.0.0.1: the CLI
+reads ``ANTHROPIC_BASE_URL`` and everything non-essential is switched off.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_cli import CLAUDE_VERSION, IDENTITY, SESSION_TIMEOUT, install_claude
+from claude_cli import cli_env as _cli_env
 from fake_claude_code import FakeAnthropic
 
 from expertise_kit.learning.background import wait_idle
 
-CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
-CLAUDE_VERSION = "2.1.330"
-# Read now, at import: the suite's autouse fixture points HOME at a temp dir for every test, and npm
-# needs the real one (its config says which registry to use).
-REAL_HOME = os.environ.get("HOME", str(Path.home()))
-CACHE = Path(os.environ.get("EXPERTISE_E2E_CACHE") or Path(REAL_HOME, ".cache", "expertise-e2e")) / "npm"
-NPM_TIMEOUT = 900
-SESSION_TIMEOUT = 300
-
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "E2E Developer",
-    "GIT_AUTHOR_EMAIL": "dev@example.invalid",
-    "GIT_COMMITTER_NAME": "E2E Developer",
-    "GIT_COMMITTER_EMAIL": "dev@example.invalid",
-}
 SEEDED = "Build the docs with make html inside docs/ before tagging a release."
 STAGED_CHANGE = "print('hello, staged world')\n"
 
@@ -51,71 +36,10 @@ STAGED_CHANGE = "print('hello, staged world')\n"
 # -- the CLI ----------------------------------------------------------------------------------------
 
 
-def _binary() -> Path:
-    return CACHE / "node_modules" / ".bin" / "claude"
-
-
-def _version_of(binary: Path) -> str | None:
-    if not binary.exists():
-        return None
-    with tempfile.TemporaryDirectory() as home:
-        try:
-            done = subprocess.run(
-                [str(binary), "--version"], capture_output=True, text=True, timeout=60, env=_cli_env(Path(home))
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-    return done.stdout.split()[0] if done.returncode == 0 and done.stdout.split() else None
-
-
 @pytest.fixture(scope="module")
 def claude() -> Path:
-    """The pinned Claude Code binary, installed into the cache on first use."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed to install the Claude Code CLI")
-    binary = _binary()
-    if _version_of(binary) != CLAUDE_VERSION:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, HOME=REAL_HOME)
-        spec = f"{CLAUDE_PACKAGE}@{CLAUDE_VERSION}"
-        command = ["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", spec]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=NPM_TIMEOUT, env=env)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            pytest.skip(f"npm install {spec} did not finish: {exc}")
-        if done.returncode != 0:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            pytest.skip(f"npm install {spec} failed (no registry?): {' | '.join(tail)}")
-    found = _version_of(binary)
-    if found != CLAUDE_VERSION:
-        pytest.skip(f"the installed Claude Code does not run here (version {found!r}, wanted {CLAUDE_VERSION})")
-    return binary
-
-
-def _cli_env(home: Path, base_url: str = "http://127.0.0.1:9") -> dict[str, str]:
-    """The CLI's environment: the temp HOME, the fake server, nothing that phones anywhere else, and
-    nothing inherited from a Claude Code session this test may itself be running in."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("ANTHROPIC_", "CLAUDE", "OTEL_"))
-        and key.lower() not in ("http_proxy", "https_proxy", "all_proxy")
-    }
-    env.update(IDENTITY)
-    env.update(
-        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", os.defpath)]),
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        ANTHROPIC_BASE_URL=base_url,
-        ANTHROPIC_API_KEY="dummy",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        DISABLE_TELEMETRY="1",
-        DISABLE_AUTOUPDATER="1",
-        DISABLE_ERROR_REPORTING="1",
-        NO_PROXY="127.0.0.1,localhost",
-        no_proxy="127.0.0.1,localhost",
-    )
-    return env
+    """The pinned Claude Code binary, installed into the cache on first use (``claude_cli``)."""
+    return install_claude()
 
 
 # -- the project ------------------------------------------------------------------------------------
