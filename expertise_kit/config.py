@@ -29,6 +29,7 @@ CONFIG_TEMPLATE = f"""\
 # expertise_kit settings. Every key is optional; the values shown are the defaults.
 line_cap: {DEFAULT_LINE_CAP}  # lines per domain file; learned entries are pruned first
 failure_retention_days: {DEFAULT_RETENTION_DAYS}  # `expertise validate` prunes failures not seen for this long
+shared_layer: true  # every worktree and branch reads what the others learned, via refs/expertise/shared
 # The seven built-in domains ({", ".join(DEFAULT_DOMAINS)}) always exist.
 # Add your own here, or extend a built-in domain's rules. For example:
 #   payments:
@@ -53,6 +54,7 @@ class _ConfigModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     line_cap: int = Field(DEFAULT_LINE_CAP, ge=50, le=100_000)
     failure_retention_days: int = Field(DEFAULT_RETENTION_DAYS, ge=1, le=36_500)
+    shared_layer: bool = True
     domains: dict[str, _DomainRulesModel] = Field(default_factory=dict)
 
 
@@ -69,6 +71,7 @@ class Config:
     line_cap: int = DEFAULT_LINE_CAP
     failure_retention_days: int = DEFAULT_RETENTION_DAYS
     domains: dict[str, DomainRules] = field(default_factory=dict)
+    shared_layer: bool = True
 
     @property
     def domain_names(self) -> tuple[str, ...]:
@@ -114,4 +117,4 @@ def load_config(expertise_dir: Path) -> Config:
         model = _ConfigModel.model_validate(data)
     except ValidationError as exc:
         raise_first_error(exc, loaded)
-    return Config(model.line_cap, model.failure_retention_days, _merge(model.domains))
+    return Config(model.line_cap, model.failure_retention_days, _merge(model.domains), model.shared_layer)

@@ -181,7 +181,7 @@ def _emit(agent: str, event: str, text: str) -> None:
 
 def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     """Print the expertise for this prompt; return a note for stderr, if there is one."""
-    from expertise_kit.fast.cache import changed_domains, read_index, signature
+    from expertise_kit.fast.cache import changed_domains, read_index, shared_stale, signature
     from expertise_kit.fast.render import MAX_TASK_CHARS, MAX_TASK_FILES
 
     expertise_dir = find_expertise(project_dir(agent, payload))
@@ -208,20 +208,26 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     # Every domain is searched: knowledge about a file may be filed under another domain.
     domains = list((cache.get("config") or {}).get("domains") or {})
     stale = changed_domains(expertise_dir, cache, domains)
-    now, later = [], []
-    for name in stale:
+    # A domain only the shared layer changed (another worktree learned) still renders from its cache
+    # when it can't be rebuilt now; one whose own file changed can't.
+    shared = [d for d in shared_stale(expertise_dir, cache, domains) if d not in stale]
+    now, later, behind = [], [], []
+    for name in [*stale, *shared]:
         size = _size(signature(os.path.join(expertise_dir, f"{name}.yaml")))
         if spent + size <= SYNC_REBUILD_BYTES:
             now.append(name)
             spent += size
+        elif name in shared:
+            behind.append(name)
         else:
             later.append(name)
     if now:
         cache = _refresh(expertise_dir, now)
         stale = changed_domains(expertise_dir, cache, domains)  # a racing edit stays out
     note = None
+    if later or behind:
+        _start_background_rebuild(expertise_dir, later + behind)
     if later:
-        _start_background_rebuild(expertise_dir, later)
         note = f"{later[0]}.yaml is large; its cache is being rebuilt in the background, so it was left out this time"
     for name in domains:
         path = os.path.join(expertise_dir, f"{name}.yaml")

@@ -561,7 +561,9 @@ def test_any_arrangement_of_markers_is_spliced_cleanly_or_refused(lines: list[st
         assert exc.path == "AGENTS.md" and exc.line is not None
         return
     section, _ = find_section(result, "AGENTS.md")
-    assert section is not None and result[section.start : section.stop] == f"{BEGIN}\nours\n{END}\n"
+    # A file whose lines end in CRLF (a lone "\r" line makes one) gets the section in CRLF too.
+    eol = "\r\n" if result.endswith("\r\n") and "\r\n" in text else "\n"
+    assert section is not None and result[section.start : section.stop] == f"{BEGIN}{eol}ours{eol}{END}{eol}"
     found = find_section(text, "AGENTS.md")[0]
     if found is not None:  # the old section replaced, everything around it as it was
         assert result[: section.start] == text[: found.start]

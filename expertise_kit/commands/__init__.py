@@ -22,6 +22,7 @@ from expertise_kit.commands.revert import revert
 from expertise_kit.commands.schema import schema
 from expertise_kit.commands.show import show
 from expertise_kit.commands.stats import stats
+from expertise_kit.commands.sync import sync
 from expertise_kit.commands.validate import validate
 from expertise_kit.commands.watch import watch
 
@@ -42,6 +43,7 @@ COMMANDS = [
     validate,
     improve,
     history,
+    sync,
     diff,
     revert,
     blame,

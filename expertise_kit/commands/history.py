@@ -22,16 +22,33 @@ def _ids(ids: list[str] | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: one object per revision, newest first.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most N revisions.")
 @click.option("--sync", is_flag=True, help="Commit revisions that were deferred while git was busy.")
+@click.option(
+    "--shared", is_flag=True, help="List the shared layer's revisions (refs/expertise/shared), from every branch."
+)
 @click.pass_obj
-def history(start: Path, domain: str | None, as_json: bool, limit: int | None, sync: bool) -> None:
+def history(start: Path, domain: str | None, as_json: bool, limit: int | None, sync: bool, shared: bool) -> None:
     """List revisions of the expertise files, newest first.
 
     Each revision shows its commit, time, change type, session, and how many entries it added and
     removed. Deferred revisions (made while git was busy) are listed first until they are committed.
+    With --shared: the revisions of the shared layer every worktree and branch reads, each marked with
+    the branch it came from.
     """
     project = find_project(start)
     if domain is not None:
         validate_domain_name(domain)
+    if shared and sync:
+        raise UserError("--shared and --sync can't be used together", hint="run them one at a time")
+    rev = None
+    if shared:
+        from expertise_kit.versioning.shared import SHARED_REF, read_ref
+
+        if project.git is None:
+            raise UserError("not a git repository, so there is no shared layer", hint="run it in a git work tree")
+        if read_ref(project.git) is None:
+            click.echo(f"{SHARED_REF} has no revisions yet", err=True)
+            return
+        rev = SHARED_REF
     if sync:
         from expertise_kit.store import Store
 
@@ -44,7 +61,7 @@ def history(start: Path, domain: str | None, as_json: bool, limit: int | None, s
         report_commit(outcome)
     from expertise_kit.versioning.log import read_history
 
-    rows = read_history(project, domain, limit)
+    rows = read_history(project, domain, limit, rev=rev)
     if as_json:
         echo_json([row.as_json() for row in rows])
         return

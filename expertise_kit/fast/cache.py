@@ -44,6 +44,7 @@ __all__ = [
     "load_entries",
     "stale_domains",
     "signatures_for",
+    "shared_stale",
 ]
 
 CACHE_VERSION = 16
@@ -118,6 +119,48 @@ def cache_dir(expertise_dir: str | Path) -> str:
     return known
 
 
+def _shared_ref(common: str) -> str | None:
+    """The commit ``refs/expertise/shared`` names ("" when there is none), read from the ref files; None
+    when refs are kept where we can't read them (reftable)."""
+    if os.path.isdir(os.path.join(common, "reftable")):
+        return None
+    raw = read_regular(os.path.join(common, "refs", "expertise", "shared"), 128)
+    if raw:
+        return raw.decode("ascii", "replace").strip()
+    for line in (read_regular(os.path.join(common, "packed-refs")) or b"").splitlines():
+        if line.endswith(b" refs/expertise/shared"):
+            return line.split(b" ", 1)[0].decode("ascii", "replace")
+    return ""
+
+
+def _common_dir(expertise_dir: str | Path) -> str | None:
+    location = _git_location(os.path.dirname(os.fspath(expertise_dir)))
+    if location is None:
+        return None
+    git_dir = location[1]
+    pointer = read_regular(os.path.join(git_dir, "commondir"), _MAX_GITFILE)
+    if pointer is None:
+        return git_dir
+    return os.path.realpath(os.path.join(git_dir, pointer.decode("utf-8", "replace").strip()))
+
+
+def shared_stale(expertise_dir: str | Path, data: dict[str, Any], domains: list[str]) -> list[str]:
+    """The domains of ``domains`` whose part of the shared layer (``refs/expertise/shared``) changed since
+    the cache was built: one ref file read when nothing did, and the shared state file when it did."""
+    prefix = data.get("shared_prefix")
+    if not isinstance(prefix, str):
+        return []  # outside git, or the shared layer is off
+    common = _common_dir(expertise_dir)
+    current = _shared_ref(common) if common is not None else None
+    if current is None or current == data.get("shared_commit"):
+        return []
+    state = _load(os.path.join(common or "", "expertise", "shared", "state.bin"))
+    if not isinstance(state, dict) or state.get("commit") != current or not isinstance(state.get("files"), dict):
+        return list(domains)  # moved by git itself (a fetch): every domain is rebuilt against it
+    files, recorded = state["files"], data.get("shared") or {}
+    return [name for name in domains if files.get(f"{prefix}{name}.yaml", "") != recorded.get(name, "")]
+
+
 def cache_path(expertise_dir: str | Path) -> str:
     return os.path.join(cache_dir(expertise_dir), "index.bin")
 
@@ -182,7 +225,7 @@ def read_fresh_cache(expertise_dir: str | Path, domains: list[str] | None = None
     if data is None:
         return None
     known = list(data["config"].get("domains") or {})
-    if signatures_for(expertise_dir, known) != data["files"]:
+    if signatures_for(expertise_dir, known) != data["files"] or shared_stale(expertise_dir, data, known):
         return None
     return data if load_entries(expertise_dir, data, known if domains is None else domains) else None
 

@@ -127,6 +127,43 @@ def _write_domain(expertise_dir: Path, index: dict[str, Any], name: str, payload
     index["domains"][name] = {k: v for k, v in payload.items() if k not in ("entries", "postings")}
 
 
+def _with_shared(project: Project, config: Config, index: dict[str, Any], name: str, plain: dict[str, Any]) -> Any:
+    """The domain's data as agents read it: the working tree's, plus what the shared layer adds
+    (``versioning.shared.union_plain``); the index records which shared file went into it."""
+    recorded = index.setdefault("shared", {})
+    recorded[name] = ""
+    if project.git is None or not config.shared_layer:
+        return plain
+    from expertise_kit.versioning.shared import union_plain
+
+    try:
+        union, sha = union_plain(project, name, project.domain_path(name), plain)
+    except Exception:  # noqa: BLE001 - the shared layer can't be read: the working tree alone still renders
+        return plain
+    recorded[name] = sha
+    return union
+
+
+def _stamp_shared(project: Project, config: Config, index: dict[str, Any]) -> None:
+    """Record the shared layer the index speaks for, so the hook tells it changed with two small reads:
+    the ref's commit when every domain was built from it, else None (the hook compares domain by domain)."""
+    index["shared_prefix"] = None
+    index["shared_commit"] = None
+    if project.git is None or not config.shared_layer:
+        return
+    from expertise_kit.versioning.shared import current_files, tree_path
+
+    try:
+        commit, files = current_files(project.git)
+        prefix = tree_path(project, project.expertise_dir) + "/"
+    except Exception:  # noqa: BLE001 - unreadable: the hook rebuilds when it can tell more
+        return
+    index["shared_prefix"] = prefix
+    recorded = index.get("shared") or {}
+    if all(recorded.get(name, "") == files.get(f"{prefix}{name}.yaml", "") for name in config.domain_names):
+        index["shared_commit"] = commit or ""
+
+
 def update_cache(project: Project, config: Config, changed: dict[str, dict[str, Any]]) -> None:
     """After a write: refresh the changed domains. Call inside the write lock, after the files are written."""
     directory = project.expertise_dir
@@ -136,7 +173,8 @@ def update_cache(project: Project, config: Config, changed: dict[str, dict[str, 
         return
     for name, plain in changed.items():
         index["files"][f"{name}.yaml"] = signature(directory / f"{name}.yaml")
-        _write_domain(directory, index, name, domain_payload(plain))
+        _write_domain(directory, index, name, domain_payload(_with_shared(project, config, index, name, plain)))
+    _stamp_shared(project, config, index)
     _dump(Path(cache_path(directory)), index)
 
 
@@ -158,7 +196,8 @@ def refresh_domains(
     for name in names:
         before = signature(directory / f"{name}.yaml")
         try:
-            payload = domain_payload(load_domain_file(project.domain_path(name), name).loaded.plain)
+            plain = load_domain_file(project.domain_path(name), name).loaded.plain
+            payload = domain_payload(_with_shared(project, config, index, name, plain))
         except Exception as exc:  # noqa: BLE001 - a broken file must not take the others' expertise away
             message = exc.one_line() if isinstance(exc, UserError) else f"{name}.yaml: {exc}"
             payload = {"overview": "", "entries": [], "postings": {}, "error": message}
@@ -168,6 +207,7 @@ def refresh_domains(
         built[name] = payload
         with contextlib.suppress(OSError, UserError):
             _write_domain(directory, index, name, payload)
+    _stamp_shared(project, config, index)
     with contextlib.suppress(OSError, UserError):
         _dump(Path(cache_path(directory)), index)
     return {**index, "domains": {**index["domains"], **built}}

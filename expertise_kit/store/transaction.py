@@ -78,6 +78,7 @@ class Transaction:
     counts: dict[str, int] = field(default_factory=dict)  # extra trailers, as Revision.counts
     config_changed: bool = False
     dry_run: bool = False
+    published: Any = None  # the shared layer's update (``versioning.shared.Published``), once committed
 
     # -- planning -------------------------------------------------------------------------------
 
@@ -158,8 +159,41 @@ class Transaction:
             outcome = commit_revision(project, revision)
             if outcome.sha is not None or outcome.deferred is None:
                 outcome = self._make_sure_committed(revision, outcome)
+            self._publish(revision, outcome)
         self._refresh_cache()
         return outcome
+
+    def _publish(self, revision: Revision, outcome: CommitOutcome) -> None:
+        """Apply this revision to the shared layer (``versioning.shared``), so every other worktree and
+        branch reads it at once. Best effort: the branch commit is the record, and what can't be
+        published now is published with the next revision."""
+        project = self.store.project
+        if project.git is None or not self.store.config.shared_layer:
+            return
+        files = {
+            p.path: (p.domain, p.data.decode("utf-8"))
+            for p in self.planned.values()
+            if p.domain is not None and p.path.parent == project.expertise_dir
+        }
+        if not files:
+            return
+        from expertise_kit.versioning.shared import changed_since_published, publish, shared_message
+
+        try:
+            others = {
+                name: project.domain_path(name)
+                for name in self.store.config.domain_names
+                if project.domain_path(name) not in files
+            }
+            files.update(changed_since_published(project, others))
+            self.published = publish(
+                project,
+                files,
+                message=shared_message(project, revision, outcome.sha),
+                line_cap=self.store.config.line_cap,
+            )
+        except Exception:  # noqa: BLE001 - the write stands; the next revision publishes this change again
+            self.published = None
 
     def commit_pending(self) -> CommitOutcome:
         """Commit the deferred revisions on their own (``expertise history --sync``), checked like any commit."""

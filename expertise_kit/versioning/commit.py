@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,10 +39,10 @@ __all__ = [
     "ignored_by_git",
 ]
 
-CHANGE_TYPES = ("learned", "manual", "validated", "pruned", "improved", "reverted", "feedback")
+CHANGE_TYPES = ("learned", "manual", "validated", "pruned", "improved", "reverted", "feedback", "merged")
 TRAILER_PREFIX = "Expertise-"
 _MAX_BODY_ENTRIES = 40  # a learn that adds hundreds of entries still gets a readable message
-_INDEX_LOCK_RETRIES = 4
+_INDEX_LOCK_RETRIES = 12  # a developer's git busy in a loop can take the index lock again and again
 
 
 @dataclass
@@ -221,7 +222,7 @@ def _commit(project: Project, revision: Revision, pending: list[Revision]) -> st
                 continue
             if "index.lock" in error and attempt < _INDEX_LOCK_RETRIES:
                 wait_for_index_lock(project.git, 2.0)
-                time.sleep(0.01 * (attempt + 1))
+                time.sleep(random.uniform(0.005, 0.02) * (attempt + 1))  # jitter: out of step with it
                 continue
             if "nothing to commit" in error or "no changes added to commit" in error:
                 return ""
@@ -339,7 +340,7 @@ def commit_exported(project: Project, paths: list[str], subject: str, trailers: 
                 )
             if "index.lock" in result.stderr + result.stdout and attempt < _INDEX_LOCK_RETRIES:
                 wait_for_index_lock(project.git, 2.0)
-                time.sleep(0.01 * (attempt + 1))
+                time.sleep(random.uniform(0.005, 0.02) * (attempt + 1))  # jitter: out of step with it
                 continue
             raise GitError(["commit", "--only", "--", *present], result.status, result.stdout, result.stderr)
     raise GitError(["commit"], 1, "", "gave up after repeated index.lock contention")

@@ -39,6 +39,8 @@ class HistoryRow:
     reverts: str | None = None
     by_hand: bool = False
     deferred: bool = False
+    branch: str | None = None  # the shared layer's revisions: the branch it came from
+    source: str | None = None  # ... and that branch's commit
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +56,7 @@ class HistoryRow:
             "reverts": self.reverts,
             "by_hand": self.by_hand,
             "deferred": self.deferred,
+            **({"branch": self.branch, "source": self.source} if self.branch is not None else {}),
         }
 
 
@@ -82,15 +85,22 @@ def _parse_trailers(block: str, row: HistoryRow) -> None:
             row.removed.extend(value.split())
         elif name == "reverts":
             row.reverts = value
+        elif name == "branch":
+            row.branch = value
+        elif name == "commit":
+            row.source = value
 
 
 def _domain_of(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".yaml")
 
 
-def read_history(project: Project, domain: str | None = None, limit: int | None = None) -> list[HistoryRow]:
+def read_history(
+    project: Project, domain: str | None = None, limit: int | None = None, *, rev: str | None = None
+) -> list[HistoryRow]:
+    """Revisions newest first: the branch's (deferred ones first), or those of ``rev`` (the shared layer)."""
     rows: list[HistoryRow] = []
-    for pending in reversed(pending_revisions(project)):
+    for pending in reversed(pending_revisions(project)) if rev is None else []:
         if domain is None or domain in pending.domains:
             rows.append(
                 HistoryRow(
@@ -114,6 +124,8 @@ def read_history(project: Project, domain: str | None = None, limit: int | None 
     with open_repo(project.git.toplevel) as repo:
         if not (project.git.git_dir / "HEAD").exists():
             return rows
+        if rev is not None:
+            args.append(rev)
         result = run_git(repo, [*args, "--", pathspec(project, domain)], check=False)
         if result.status != 0:
             if "does not have any commits" in result.stderr or "bad default revision" in result.stderr:

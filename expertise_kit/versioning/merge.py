@@ -140,18 +140,22 @@ def _as_mapping(name: str, raw: Any) -> dict[str, Any]:
     return {key: raw}
 
 
-def _pick(base: Any, ours: Any, theirs: Any) -> tuple[Any, bool]:
-    """Three-way choice of one value: (value, conflicted)."""
+def _pick(base: Any, ours: Any, theirs: Any, prefer: str | None = None) -> tuple[Any, bool]:
+    """Three-way choice of one value: (value, conflicted). ``prefer="theirs"`` settles a conflict for theirs."""
     if ours == theirs or theirs == base:
         return ours, False
     if ours == base:
         return theirs, False
+    if prefer == "theirs":
+        return theirs, False
     return ours, True
 
 
-def _merge_entry(name: str, base: Any, ours: Any, theirs: Any) -> tuple[Any, bool]:
+def _merge_entry(name: str, base: Any, ours: Any, theirs: Any, prefer: str | None = None) -> tuple[Any, bool]:
     """One entry both sides changed since ``base`` (None: both added it). Returns (raw, conflicted)."""
     if isinstance(ours, str) and isinstance(theirs, str):
+        if prefer == "theirs":
+            return theirs, False
         return {**_as_mapping(name, ours), CONFLICT_KEY: {"ours": ours, "theirs": theirs}}, True
     a, b = _as_mapping(name, ours), _as_mapping(name, theirs)
     o = _as_mapping(name, base) if base is not None else None
@@ -172,7 +176,7 @@ def _merge_entry(name: str, base: Any, ours: Any, theirs: Any) -> tuple[Any, boo
             # it again, the wording it first had stays. Only hand edits of a common base conflict.
             value, clash = (va if va is not _ABSENT else vb), False
         else:
-            value, clash = _pick(vo, va, vb)
+            value, clash = _pick(vo, va, vb, prefer)
         conflicted = conflicted or clash
         if value is not _ABSENT:
             merged[key] = value
@@ -187,6 +191,7 @@ def _merge_entry(name: str, base: Any, ours: Any, theirs: Any) -> tuple[Any, boo
 class _Plan:
     edits: list[Edit] = field(default_factory=list)
     conflicts: list[EntryConflict] = field(default_factory=list)
+    prefer: str | None = None  # "theirs": a true conflict takes theirs, unmarked (the shared layer)
 
 
 def _plan_entries(base: DomainDoc | None, ours: DomainDoc, theirs: DomainDoc, plan: _Plan) -> None:
@@ -223,7 +228,7 @@ def _plan_one(old: _Entry | None, mine: _Entry | None, yours: _Entry | None, pla
     if yours is None:
         return  # they deleted what we changed: ours stays
     base_raw = old.raw if old is not None else None
-    raw, conflicted = _merge_entry(mine.section, base_raw, mine.raw, yours.raw)
+    raw, conflicted = _merge_entry(mine.section, base_raw, mine.raw, yours.raw, plan.prefer)
     if conflicted:
         plan.conflicts.append(EntryConflict(mine.id, mine.section, mine.text))
     target = mine.section if old is None or mine.section != old.section else yours.section
@@ -254,7 +259,7 @@ def _plan_keys(base: DomainDoc | None, ours: DomainDoc, theirs: DomainDoc, plan:
         if key == "last_validated" and va not in (_ABSENT, None) and vb not in (_ABSENT, None):
             value, clash = max(va, vb, key=str), False  # validated on both sides: the later run stands
         else:
-            value, clash = _pick(vo, va, vb)
+            value, clash = _pick(vo, va, vb, plan.prefer)
         if clash:
             clashes[key] = {"ours": None if va is _ABSENT else va, "theirs": None if vb is _ABSENT else vb}
             plan.conflicts.append(EntryConflict(key, "", str(va)))
@@ -298,9 +303,11 @@ def _same_entries(doc: DomainDoc, expected: dict[str, Any]) -> bool:
 
 
 def merge_domain_texts(
-    base: str, ours: str, theirs: str, *, path: Path, domain: str, line_cap: int
+    base: str, ours: str, theirs: str, *, path: Path, domain: str, line_cap: int, prefer: str | None = None
 ) -> DomainMerge:
     """Merge three versions of ``domain``'s file. ``base`` may be empty (both sides added the file).
+    ``prefer="theirs"``: settle true conflicts for theirs, with no conflict marked (the shared layer,
+    where the branches keep their own versions for review).
 
     Raises ``UserError`` when ours or theirs is not a valid file of ``domain``; a base that is not one
     is read as empty, so both sides' entries are kept.
@@ -311,13 +318,13 @@ def merge_domain_texts(
         base_doc: DomainDoc | None = _parse(base, path, domain) if base.strip() else None
     except UserError:
         base_doc = None
-    plan = _Plan()
+    plan = _Plan(prefer=prefer)
     _plan_entries(base_doc, ours_doc, theirs_doc, plan)
     _plan_keys(base_doc, ours_doc, theirs_doc, plan)
     start = ours_doc
     edits = plan.edits
     kept_line_merge = False
-    if not plan.conflicts and base_doc is not None and theirs != base and theirs != ours:
+    if prefer is None and not plan.conflicts and base_doc is not None and theirs != base and theirs != ours:
         line_merge = merge_lines(*(t.splitlines(keepends=True) for t in (base, ours, theirs)))
         if not line_merge.conflicts:
             expected = expected_plain(ours_doc.loaded, edits)

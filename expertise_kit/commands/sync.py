@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from expertise_kit.commands._shared import open_store
+
+
+@click.command()
+@click.option("--remote", default=None, help="The remote to sync with (default: the branch's, else origin).")
+@click.option("--no-push", is_flag=True, help="Only fetch and take in the remote's lessons; push nothing.")
+@click.pass_obj
+def sync(start: Path, remote: str | None, no_push: bool) -> None:
+    """Share lessons with the other clones of this repository, without merging any branch.
+
+    Fetches the remote's shared layer (refs/expertise/shared), merges it with this clone's entry by
+    entry, and pushes the result. Every worktree and branch here then reads what the other clones
+    learned, and they read what was learned here. If another clone pushed first, it fetches and merges
+    again.
+    """
+    from expertise_kit.versioning.sharesync import sync_shared
+
+    store = open_store(start)
+    outcome = sync_shared(store, remote, push=not no_push)
+    after = outcome.after[:12] if outcome.after else "nothing yet"
+    parts = {
+        "unchanged": [] if outcome.pushed else ["nothing new"],
+        "fast-forward": ["took in the remote's new lessons"],
+        "created": ["took in the remote's lessons"],
+        "merged": ["merged the remote's lessons with this clone's"],
+    }[outcome.how]
+    if outcome.merged_files:
+        count = len(outcome.merged_files)
+        parts.append(f"{count} file{'s' if count != 1 else ''} merged entry by entry")
+    if outcome.pushed:
+        parts.append("pushed")
+    click.echo(f"{outcome.remote}: {', '.join(parts)}; shared layer at {after}")

@@ -1,0 +1,570 @@
+"""The shared layer: one ref, ``refs/expertise/shared``, that every worktree and branch of a repository
+writes its lessons to, so a parallel agent gets them before anything is merged.
+
+Its commits hold a tree with only the domain files, at the paths they have in the work tree
+(``.expertise/database.yaml``), so ``git show refs/expertise/shared:.expertise/database.yaml`` and
+``git diff HEAD refs/expertise/shared -- .expertise`` work as usual. Each file is the union of what the
+branches have learned, merged entry by entry with the merge driver's logic.
+
+**Publishing.** Every revision, after its branch commit and still inside the write lock that every
+worktree shares, applies its branch's change to the shared layer as a three-way merge: base = the file
+as this worktree last published it, ours = the shared file, theirs = the file now. So a lesson added on a
+branch is added, a sighting is counted once per session, and a lesson the branch deleted or reverted is
+deleted (unless another branch changed it since: a change beats a deletion, as in a merge). What a
+person changed by hand or a plain ``git commit`` made is published with the next revision the same way.
+On a true conflict the newer write wins here: the branches keep their own versions for review.
+
+Objects are written as loose objects straight into ``.git/objects`` (no git process), and the ref moves
+with ``git update-ref <new> <old>``: a compare-and-swap, retried from the top when the ref moved.
+
+**Reading.** ``union_plain`` gives what the hook and ``render`` read: the working tree's entries, plus
+the shared entries it does not have. The working tree wins: an entry it holds is taken from it, and an
+entry this worktree published and then deleted is not brought back.
+
+**State for the hook.** ``<common dir>/expertise/shared/state.bin`` records the ref's commit and each
+file's blob, so the pre-task hook tells which domains the shared layer changed with two small reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import pickle
+import subprocess
+import tempfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from expertise_kit import clock
+from expertise_kit.document.atomic import write_atomic
+from expertise_kit.project import GitLocation, Project
+from expertise_kit.versioning.git import SAFE_CONFIG
+
+__all__ = [
+    "SHARED_REF",
+    "Published",
+    "read_ref",
+    "shared_files",
+    "read_blob",
+    "publish",
+    "union_plain",
+    "shared_text",
+    "state_path",
+    "write_state",
+    "tree_path",
+    "update_ref",
+    "write_commit",
+    "write_tree_of",
+    "forget_base",
+    "shared_message",
+    "branch_name",
+    "changed_since_published",
+]
+
+SHARED_REF = "refs/expertise/shared"
+_ATTEMPTS = 8  # compare-and-swap retries; under our lock only git itself (a fetch) can move the ref
+_FALLBACK_IDENTITY = ("expertise_kit", "expertise@localhost")
+
+
+# -- git plumbing, mostly without git ----------------------------------------------------------------
+
+
+def _git(git: GitLocation, args: list[str], *, data: bytes | None = None, check: bool = True) -> bytes:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_DIR": str(git.git_dir)}
+    done = subprocess.run(
+        ["git", *SAFE_CONFIG, *args],
+        input=data,
+        capture_output=True,
+        env=env,
+        cwd=git.toplevel,
+        timeout=60,
+        check=False,
+    )
+    if check and done.returncode != 0:
+        from expertise_kit.versioning.git import GitError
+
+        out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+        raise GitError(args, done.returncode, out, err)
+    return done.stdout
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _is_hex_id(value: str) -> bool:
+    return len(value) in (40, 64) and all(ch in "0123456789abcdef" for ch in value)
+
+
+def read_ref(git: GitLocation) -> str | None:
+    """The commit the shared ref names, or None when there is none yet."""
+    if (git.common_dir / "reftable").is_dir():
+        out = _git(git, ["rev-parse", "--verify", "--quiet", SHARED_REF], check=False).decode().strip()
+        return out if _is_hex_id(out) else None
+    value = _read_text(git.common_dir / SHARED_REF)
+    if _is_hex_id(value):
+        return value
+    for line in _read_text(git.common_dir / "packed-refs").splitlines():
+        sha, _, name = line.partition(" ")
+        if name == SHARED_REF and _is_hex_id(sha):
+            return sha
+    return None
+
+
+def _algorithm(git: GitLocation) -> str:
+    config = _read_text(git.common_dir / "config").lower().replace(" ", "").replace("\t", "")
+    return "sha256" if "objectformat=sha256" in config else "sha1"
+
+
+def _object_path(git: GitLocation, sha: str) -> Path:
+    return git.common_dir / "objects" / sha[:2] / sha[2:]
+
+
+def write_object(git: GitLocation, kind: bytes, body: bytes) -> str:
+    """Store one object as a loose object, as git would, and return its id."""
+    data = b"%s %d\0" % (kind, len(body)) + body
+    sha = hashlib.new(_algorithm(git), data).hexdigest()
+    path = _object_path(git, sha)
+    if path.exists():
+        return sha
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix="tmp_obj_", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(zlib.compress(data, 1))
+        os.chmod(temp, 0o444)
+        with contextlib.suppress(FileExistsError):
+            os.link(temp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+    return sha
+
+
+def read_object(git: GitLocation, sha: str) -> tuple[bytes, bytes]:
+    """(kind, body) of an object: loose ones read here, packed ones asked of git."""
+    try:
+        raw = zlib.decompress(_object_path(git, sha).read_bytes())
+        header, _, body = raw.partition(b"\0")
+        return header.split(b" ", 1)[0], body
+    except (OSError, zlib.error):
+        pass
+    kind = _git(git, ["cat-file", "-t", sha]).strip()
+    return kind, _git(git, ["cat-file", kind.decode(), sha])
+
+
+def read_blob(git: GitLocation, sha: str) -> bytes:
+    kind, body = read_object(git, sha)
+    if kind != b"blob":
+        raise ValueError(f"{sha} is a {kind.decode()}, not a blob")
+    return body
+
+
+def _tree_items(body: bytes, width: int) -> list[tuple[bytes, bytes, str]]:
+    items = []
+    position = 0
+    while position < len(body):
+        space = body.index(b" ", position)
+        nul = body.index(b"\0", space)
+        items.append((body[position:space], body[space + 1 : nul], body[nul + 1 : nul + 1 + width].hex()))
+        position = nul + 1 + width
+    return items
+
+
+def _tree_body(items: list[tuple[bytes, bytes, str]]) -> bytes:
+    def order(item: tuple[bytes, bytes, str]) -> bytes:
+        return item[1] + (b"/" if item[0] == b"40000" else b"")
+
+    return b"".join(mode + b" " + name + b"\0" + bytes.fromhex(sha) for mode, name, sha in sorted(items, key=order))
+
+
+def shared_files(git: GitLocation, commit: str | None) -> dict[str, str]:
+    """Path (``/``-separated, from the top of the work tree) -> blob id, for every file in ``commit``."""
+    if commit is None:
+        return {}
+    kind, body = read_object(git, commit)
+    if kind != b"commit" or not body.startswith(b"tree "):
+        raise ValueError(f"{SHARED_REF} does not name a commit")
+    width = len(commit) // 2
+    found: dict[str, str] = {}
+    pending = [("", body[5 : body.index(b"\n")].decode("ascii"))]
+    while pending:
+        prefix, tree = pending.pop()
+        kind, tree_body = read_object(git, tree)
+        if kind != b"tree":
+            continue
+        for mode, name, sha in _tree_items(tree_body, width):
+            path = prefix + name.decode("utf-8", "surrogateescape")
+            if mode == b"40000":
+                pending.append((path + "/", sha))
+            elif mode.startswith(b"100"):
+                found[path] = sha
+    return found
+
+
+def write_tree_of(git: GitLocation, files: dict[str, str]) -> str:
+    """Trees for ``files`` (path -> blob id), bottom up; the root tree's id."""
+    children: dict[str, list[tuple[bytes, bytes, str]]] = {"": []}
+    for path in files:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            children.setdefault("/".join(parts[:depth]), [])
+    for path, sha in files.items():
+        parent, _, name = path.rpartition("/")
+        children[parent].append((b"100644", name.encode("utf-8", "surrogateescape"), sha))
+    for directory in sorted((d for d in children if d), key=lambda d: d.count("/"), reverse=True):
+        parent, _, name = directory.rpartition("/")
+        sha = write_object(git, b"tree", _tree_body(children[directory]))
+        children[parent].append((b"40000", name.encode("utf-8", "surrogateescape"), sha))
+    return write_object(git, b"tree", _tree_body(children[""]))
+
+
+def _identity(git: GitLocation) -> tuple[str, str]:
+    name = os.environ.get("GIT_COMMITTER_NAME")
+    email = os.environ.get("GIT_COMMITTER_EMAIL")
+    if not (name and email):
+        for key, current in (("user.name", name), ("user.email", email)):
+            if current:
+                continue
+            value = _git(git, ["config", "--get", key], check=False).decode("utf-8", "replace").strip()
+            if key == "user.name":
+                name = value or None
+            else:
+                email = value or None
+    if not (name and email):
+        return _FALLBACK_IDENTITY
+    return f"expertise_kit (on behalf of {' '.join(name.split())})", "".join(email.split()).strip("<>")
+
+
+def write_commit(git: GitLocation, tree: str, parents: list[str], message: str) -> str:
+    name, email = _identity(git)
+    stamp = f"{int(clock.now().timestamp())} +0000"
+    lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
+    lines += [f"author {name} <{email}> {stamp}", f"committer {name} <{email}> {stamp}", "", message]
+    return write_object(git, b"commit", "\n".join(lines).encode("utf-8"))
+
+
+def update_ref(git: GitLocation, new: str, old: str | None, reason: str = "expertise: shared layer") -> bool:
+    """Move the shared ref from ``old`` (None: it must not exist) to ``new``; False when it had moved."""
+    zero = "0" * len(new)
+    done = subprocess.run(
+        ["git", *SAFE_CONFIG, "update-ref", "-m", reason, SHARED_REF, new, old or zero],
+        capture_output=True,
+        env={**os.environ, "GIT_DIR": str(git.git_dir), "LC_ALL": "C"},
+        cwd=git.toplevel,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+# -- where things are kept ----------------------------------------------------------------------------
+
+
+def state_path(git: GitLocation) -> Path:
+    return git.common_dir / "expertise" / "shared" / "state.bin"
+
+
+def _quoted(rel: str) -> str:
+    return rel.replace("%", "%25").replace("/", "%2F")
+
+
+def _base_path(git: GitLocation, rel: str) -> Path:
+    """Where this worktree keeps a file as it last published it."""
+    return git.git_dir / "expertise" / "shared-base" / _quoted(rel)
+
+
+def write_state(git: GitLocation, commit: str | None, files: dict[str, str]) -> None:
+    """What the hook reads to tell which domains the shared layer changed: the ref's commit, each blob."""
+    path = state_path(git)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, marshal.dumps({"commit": commit or "", "files": dict(files)}))
+
+
+def _state(git: GitLocation) -> dict[str, Any] | None:
+    try:
+        data = marshal.loads(state_path(git).read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
+
+
+def current_files(git: GitLocation) -> tuple[str | None, dict[str, str]]:
+    """(the shared ref's commit, its files), from the state file when it is current, else from git."""
+    commit = read_ref(git)
+    state = _state(git)
+    if state is not None and state.get("commit") == (commit or ""):
+        return commit, dict(state["files"])
+    files = shared_files(git, commit)
+    with contextlib.suppress(OSError):
+        write_state(git, commit, files)
+    return commit, files
+
+
+def tree_path(project: Project, path: Path) -> str:
+    """A file's path in the shared tree: from the top of the work tree, ``/``-separated."""
+    assert project.git is not None
+    return path.resolve().relative_to(project.git.toplevel.resolve()).as_posix()
+
+
+def shared_text(project: Project, path: Path) -> tuple[str, str] | None:
+    """(blob id, text) of ``path`` in the shared layer, or None when it has none."""
+    git = project.git
+    if git is None:
+        return None
+    try:
+        _, files = current_files(git)
+        sha = files.get(tree_path(project, path))
+        return (sha, read_blob(git, sha).decode("utf-8")) if sha else None
+    except (OSError, ValueError, UnicodeDecodeError, subprocess.SubprocessError):
+        return None
+    except Exception as exc:  # a GitError: git could not read the ref's objects
+        if type(exc).__name__ == "GitError":
+            return None
+        raise
+
+
+def forget_base(project: Project) -> None:
+    """Forget what this worktree published (tests, and a worktree that starts over)."""
+    if project.git is None:
+        return
+    directory = project.git.git_dir / "expertise" / "shared-base"
+    for child in directory.glob("*") if directory.is_dir() else []:
+        child.unlink(missing_ok=True)
+
+
+# -- publishing ---------------------------------------------------------------------------------------
+
+
+def branch_name(git: GitLocation) -> str:
+    """The branch this worktree is on (``HEAD`` when detached)."""
+    head = _read_text(git.git_dir / "HEAD")
+    return head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else "HEAD"
+
+
+def shared_message(project: Project, revision: Any, sha: str | None) -> str:
+    """The branch revision's message, its subject marked with the branch, plus where it came from."""
+    from expertise_kit.versioning.commit import TRAILER_PREFIX, _message, trailer_value
+
+    assert project.git is not None
+    branch = branch_name(project.git)
+    message = _message(revision, []).rstrip("\n")
+    subject, newline, rest = message.partition("\n")
+    lines = [f"{subject} [{' '.join(branch.split())[:100]}]{newline}{rest}"]
+    lines.append(f"{TRAILER_PREFIX}Branch: {trailer_value(branch)}")
+    if sha:
+        lines.append(f"{TRAILER_PREFIX}Commit: {sha}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Published:
+    commit: str | None = None  # the shared ref's new commit; None when nothing changed there
+    attempts: int = 0
+    merged: list[str] = field(default_factory=list)  # paths merged entry by entry (the shared file differed)
+    skipped: list[str] = field(default_factory=list)  # "path: why", for files that could not be published
+
+
+def _combine(
+    base: str | None, shared: str | None, new: str, *, path: Path, domain: str, line_cap: int
+) -> tuple[str, bool]:
+    """The shared file after applying this branch's change (base -> new) to it: (text, merged)."""
+    if shared is None or shared in (base, new):
+        return new, False
+    if base == new:
+        return shared, False
+    from expertise_kit.errors import UserError
+    from expertise_kit.versioning.merge import merge_domain_texts
+
+    try:
+        merged = merge_domain_texts(
+            base or "", shared, new, path=path, domain=domain, line_cap=line_cap, prefer="theirs"
+        )
+    except UserError:
+        return new, False  # the shared file is not a valid domain file: this branch's replaces it
+    return merged.text, True
+
+
+def publish(
+    project: Project,
+    files: dict[Path, tuple[str, str]],
+    *,
+    message: str,
+    line_cap: int,
+) -> Published:
+    """Apply this worktree's changes to ``files`` (path -> (domain, text now)) to the shared layer.
+
+    Call inside the write lock, after the branch commit. Never raises for git's or the files' sake: a
+    write must not fail because the shared layer could not take it (the next revision publishes the
+    same change again, since the base is only moved on success).
+    """
+    git = project.git
+    outcome = Published()
+    if git is None or not files:
+        return outcome
+    wanted = {tree_path(project, path): (path, domain, text) for path, (domain, text) in files.items()}
+    bases = {rel: _read_base(git, rel) for rel in wanted}
+    for attempt in range(1, _ATTEMPTS + 1):
+        outcome.attempts = attempt
+        old = read_ref(git)
+        try:
+            old_files = shared_files(git, old)
+        except (ValueError, OSError):
+            old_files = {}  # a ref that names no commit of ours: start the layer again on top of it
+        new_files = dict(old_files)
+        merged: list[str] = []
+        for rel, (path, domain, text) in wanted.items():
+            sha = old_files.get(rel)
+            shared = None
+            if sha is not None:
+                with contextlib.suppress(ValueError, OSError, UnicodeDecodeError):
+                    shared = read_blob(git, sha).decode("utf-8")
+            result, was_merged = _combine(bases[rel], shared, text, path=path, domain=domain, line_cap=line_cap)
+            if was_merged:
+                merged.append(rel)
+            new_files[rel] = write_object(git, b"blob", result.encode("utf-8"))
+        if new_files == old_files and old is not None:
+            break
+        tree = write_tree_of(git, new_files)
+        commit = write_commit(git, tree, [old] if old else [], message)
+        if update_ref(git, commit, old):
+            outcome.commit, outcome.merged = commit, merged
+            with contextlib.suppress(OSError):
+                write_state(git, commit, new_files)
+            break
+    else:
+        outcome.skipped = [f"{rel}: {SHARED_REF} kept moving" for rel in wanted]
+        return outcome
+    for rel, (_, _, text) in wanted.items():
+        with contextlib.suppress(OSError):
+            _write_base(git, rel, text)
+    return outcome
+
+
+def changed_since_published(project: Project, domains: dict[str, Path]) -> dict[Path, tuple[str, str]]:
+    """Domain files (name -> path) this worktree published before and that changed since by other means
+    than a revision (a hand edit, a plain ``git commit``, a checkout): path -> (domain, text). A file that
+    is not a valid domain file now is left out; it is published once it is one again."""
+    from expertise_kit.document.domainfile import parse_domain_text
+    from expertise_kit.errors import UserError
+
+    git = project.git
+    found: dict[Path, tuple[str, str]] = {}
+    if git is None:
+        return found
+    for domain, path in domains.items():
+        base = _read_base(git, tree_path(project, path))
+        if base is None:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if text == base:
+            continue
+        try:
+            parse_domain_text(text, path, domain)
+        except UserError:
+            continue
+        found[path] = (domain, text)
+    return found
+
+
+def _read_base(git: GitLocation, rel: str) -> str | None:
+    try:
+        return _base_path(git, rel).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _write_base(git: GitLocation, rel: str, text: str) -> None:
+    path = _base_path(git, rel)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text.encode("utf-8"))
+
+
+# -- reading the union --------------------------------------------------------------------------------
+
+
+def _parsed(git: GitLocation, text: str, path: Path, domain: str) -> dict[str, Any] | None:
+    """The plain data of a domain file's text, remembered by its digest (the same text parses the same)."""
+    from expertise_kit.document.domainfile import parse_domain_text
+    from expertise_kit.errors import UserError
+
+    digest = hashlib.sha256(f"{domain}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+    memo = git.common_dir / "expertise" / "shared" / "parsed" / digest
+    with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
+        value = pickle.loads(memo.read_bytes())  # noqa: S301 - written only by us, in the git dir
+        if isinstance(value, dict):
+            return value
+    try:
+        plain = parse_domain_text(text, path, domain).loaded.plain
+    except UserError:
+        return None
+    with contextlib.suppress(OSError):
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(memo, pickle.dumps(plain))
+    return plain
+
+
+def _ids(plain: dict[str, Any]) -> dict[str, set[str]]:
+    from pydantic import ValidationError
+
+    from expertise_kit.document.entries import item_id, parse_item
+    from expertise_kit.vocab import section_names
+
+    found: dict[str, set[str]] = {}
+    for name in section_names():
+        for raw in plain.get(name) or []:
+            with contextlib.suppress(ValidationError):
+                found.setdefault(name, set()).add(item_id(name, parse_item(name, raw)))
+    return found
+
+
+def union_plain(project: Project, domain: str, path: Path, plain: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The working tree's ``plain`` of ``domain`` plus the shared layer's entries it lacks, and the blob
+    of the shared file that went into it ("" when none did). An entry this worktree published and has
+    since deleted stays deleted."""
+    shared = shared_text(project, path)
+    if shared is None:
+        return plain, ""
+    git = project.git
+    assert git is not None
+    sha, text = shared
+    shared_plain = _parsed(git, text, path, domain)
+    if shared_plain is None:
+        return plain, sha
+    from pydantic import ValidationError
+
+    from expertise_kit.document.entries import item_id, parse_item
+    from expertise_kit.vocab import section_names
+
+    mine = _ids(plain)
+    base = _read_base(git, tree_path(project, path))
+    base_plain = _parsed(git, base, path, domain) if base else None
+    published = _ids(base_plain) if base_plain is not None else {}
+    union = dict(plain)
+    for name in section_names():
+        have = set().union(*mine.values()) if mine else set()
+        gone = set().union(*published.values()) - have if published else set()
+        extra = []
+        for raw in shared_plain.get(name) or []:
+            try:
+                entry = item_id(name, parse_item(name, raw))
+            except ValidationError:
+                continue
+            if entry in have or entry in gone:
+                continue
+            have.add(entry)
+            mine.setdefault(name, set()).add(entry)
+            extra.append(raw)
+        if extra:
+            union[name] = [*(plain.get(name) or []), *extra]
+    return union, sha
