@@ -97,7 +97,9 @@ def load_learned(store: Store) -> Learned:
         if part.get("error"):
             store.load(name)  # raises the file's own error, with its path and line
             raise UserError(str(part["error"]))
-        entries = [{**e, "line": inert_line(e)} for e in part.get("entries") or [] if not e.get("stale")]
+        # Other branches' lessons, read from the shared layer, are not this branch's to export.
+        kept = [e for e in part.get("entries") or [] if not e.get("stale") and not e.get("shared")]
+        entries = [{**e, "line": inert_line(e)} for e in kept]
         parts[name] = {"overview": str(part.get("overview") or ""), "entries": entries}
     return Learned({"config": cache["config"], "domains": parts}, list(store.config.domain_names))
 

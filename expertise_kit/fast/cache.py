@@ -47,7 +47,7 @@ __all__ = [
     "shared_stale",
 ]
 
-CACHE_VERSION = 16
+CACHE_VERSION = 17
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 
@@ -272,8 +272,27 @@ def _read_part(
 
 
 def _rows(detail: dict[str, Any]) -> Any:
-    keys, rows = detail.get("keys"), detail.get("rows")
-    return Rows(keys, rows) if isinstance(keys, tuple) and isinstance(rows, list) else []
+    keys, blob, ends = detail.get("keys"), detail.get("blob"), detail.get("ends")
+    if not isinstance(keys, tuple) or not isinstance(blob, bytes) or not isinstance(ends, bytes) or len(ends) % 4:
+        return []
+    return Rows(keys, _Slices(blob, memoryview(ends).cast("I")))
+
+
+class _Slices:
+    """The rows of a cache file, kept as one blob: row ``i`` is sliced out only when it is asked for."""
+
+    __slots__ = ("blob", "ends")
+
+    def __init__(self, blob: bytes, ends: Any) -> None:
+        self.blob = memoryview(blob)
+        self.ends = ends
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getitem__(self, index: int) -> Any:
+        start = self.ends[index - 1] if index else 0
+        return self.blob[start : self.ends[index]]
 
 
 def _fill_entries(summary: dict[str, Any], detail: dict[str, Any]) -> None:
@@ -323,7 +342,7 @@ class Rows:
 
     __slots__ = ("keys", "rows", "made")
 
-    def __init__(self, keys: tuple[str, ...], rows: list[bytes]) -> None:
+    def __init__(self, keys: tuple[str, ...], rows: Any) -> None:
         self.keys = keys
         self.rows = rows
         self.made: dict[int, dict[str, Any]] = {}

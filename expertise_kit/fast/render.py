@@ -15,7 +15,7 @@ from expertise_kit.vocab import FAILURES, FILES, RENDER_GROUPS, section
 
 TYPE_CHECKING = False  # the hook's path: no typing or dataclasses imports (~9 ms)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
 __all__ = [
@@ -227,10 +227,11 @@ def ln(x: float) -> float:
     return 2.0 * total + exponent * _LN2
 
 
-def _lengths(domain: dict[str, Any]) -> list[int]:
-    """Each entry's word count: from the index when the entries themselves were not read."""
+def _lengths(domain: dict[str, Any]) -> Sequence[int]:
+    """Each entry's word count: from the ranking file (packed, read as it is) when the entries themselves
+    were not read."""
     if "lengths" in domain:
-        return list(domain["lengths"])
+        return domain["lengths"]  # type: ignore[no-any-return]
     return [e.get("n", 1) for e in domain.get("entries", [])]
 
 
@@ -246,6 +247,7 @@ def bm25(
     hits: dict[int, int] = {}
     # The denominator's constant parts, once: 1 + k1 * (1 - b + b * length / average).
     base, slope = 1 + k1 * (1 - b), k1 * b / average
+    score_of, hits_of = scores.get, hits.get
     for word in query:
         lists = [part.get("postings", {}).get(word, ()) for part in parts]
         frequency = sum(len(found) for found in lists)
@@ -253,13 +255,15 @@ def bm25(
             continue
         gain = ln(1 + (total - frequency + 0.5) / (frequency + 0.5)) * (k1 + 1)
         for position, found in enumerate(lists):
+            if not found:
+                continue
             offset, sizes = offsets[position], lengths[position]
             known = len(sizes)
             for local in found:
                 index = offset + local
                 score = gain / (base + slope * sizes[local]) if local < known else gain / (1 + k1)
-                scores[index] = scores.get(index, 0.0) + score
-                hits[index] = hits.get(index, 0) + 1
+                scores[index] = score_of(index, 0.0) + score
+                hits[index] = hits_of(index, 0) + 1
     return scores, hits
 
 

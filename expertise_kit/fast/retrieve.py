@@ -285,12 +285,13 @@ def for_prompt(
     query = {w for w in words - STOPWORDS if not (w.isdigit() and len(w) <= 2)}
     most = _most_possible(parts, query, total)
     scores, hits = bm25(parts, query, offsets, total)
-    relevance: dict[int, float] = {}
-    for index, score in scores.items():
-        coverage = score / most if most else 0.0
-        # One word in common must carry weight on its own; two or more distinct words may each carry less.
-        if coverage >= FLOOR or (hits[index] >= 2 and coverage >= FLOOR / 2):
-            relevance[index] = coverage
+    # One word in common must carry weight on its own; two or more distinct words may each carry less.
+    inverse, half = (1.0 / most if most else 0.0), FLOOR / 2
+    relevance: dict[int, float] = {
+        index: score * inverse
+        for index, score in scores.items()
+        if score * inverse >= FLOOR or (score * inverse >= half and hits[index] >= 2)
+    }
     if files:
         task_files = _TaskFiles(files)
         for position, part in enumerate(parts):
@@ -308,14 +309,13 @@ def for_prompt(
     # The cut ranks as the final order does, relevance times evidence, where the ranking file carries each
     # entry's evidence weight (the write path computes it): a recurring lesson is not cut for a one-off.
     weights = [part.get("weights") for part in parts]
-    owner_of: list[int] = []
-    for position, size in enumerate(sizes):
-        owner_of += [position] * size
     keyed = []
     for index, score in relevance.items():
         if score < floor:
             continue
-        position = owner_of[index] if index < len(owner_of) else len(sizes) - 1
+        position = len(sizes) - 1  # the part whose positions hold ``index``: a few parts, scanned
+        while position > 0 and offsets[position] > index:
+            position -= 1
         local, known = index - offsets[position], weights[position]
         evidence = known[local] if known is not None and local < len(known) else 1.0
         keyed.append((-score * evidence, position not in routed, index, position, local))

@@ -120,28 +120,36 @@ def _write_domain(expertise_dir: Path, index: dict[str, Any], name: str, payload
     # Three files, each vouched for by the domain file's signature: a prompt reads the ranking file of every
     # domain and the entries of the winners'; session start reads only the essentials' contenders.
     rows = [marshal.dumps(tuple(entry[key] for key in keys)) for entry in entries]
-    top = {"signature": stamp, "keys": keys, "rows": [rows[p] for p in best]}
-    _dump(Path(domain_cache_path(expertise_dir, name)), {"signature": stamp, "keys": keys, "rows": rows})
+    top = {"signature": stamp, "keys": keys, **_packed_rows([rows[p] for p in best])}
+    _dump(Path(domain_cache_path(expertise_dir, name)), {"signature": stamp, "keys": keys, **_packed_rows(rows)})
     _dump(Path(domain_search_path(expertise_dir, name)), search)
     _dump(Path(domain_top_path(expertise_dir, name)), top)
     index["domains"][name] = {k: v for k, v in payload.items() if k not in ("entries", "postings")}
 
 
-def _with_shared(project: Project, config: Config, index: dict[str, Any], name: str, plain: dict[str, Any]) -> Any:
-    """The domain's data as agents read it: the working tree's, plus what the shared layer adds
-    (``versioning.shared.union_plain``); the index records which shared file went into it."""
+def _with_shared(
+    project: Project, config: Config, index: dict[str, Any], name: str, plain: dict[str, Any]
+) -> dict[str, Any]:
+    """The domain's payload as agents read it: the working tree's entries, plus what the shared layer adds
+    (``versioning.shared.union_plain``), each marked ``shared`` (an export leaves those out: they are not
+    this branch's). The index records which shared file went into it."""
     recorded = index.setdefault("shared", {})
     recorded[name] = ""
     if project.git is None or not config.shared_layer:
-        return plain
+        return domain_payload(plain)
     from expertise_kit.versioning.shared import union_plain
 
     try:
-        union, sha = union_plain(project, name, project.domain_path(name), plain)
+        union, sha, added = union_plain(project, name, project.domain_path(name), plain)
     except Exception:  # noqa: BLE001 - the shared layer can't be read: the working tree alone still renders
-        return plain
+        return domain_payload(plain)
     recorded[name] = sha
-    return union
+    payload = domain_payload(union)
+    if added:
+        theirs = set(added)
+        for entry in payload["entries"]:
+            entry["shared"] = entry["id"] in theirs
+    return payload
 
 
 def _stamp_shared(project: Project, config: Config, index: dict[str, Any]) -> None:
@@ -164,6 +172,16 @@ def _stamp_shared(project: Project, config: Config, index: dict[str, Any]) -> No
         index["shared_commit"] = commit or ""
 
 
+def _packed_rows(rows: list[bytes]) -> dict[str, bytes]:
+    """Rows as one blob and where each ends (``fast.cache.Rows`` slices them): loading a domain's file then
+    makes two objects, not one per entry."""
+    ends, end = array("I"), 0
+    for row in rows:
+        end += len(row)
+        ends.append(end)
+    return {"blob": b"".join(rows), "ends": ends.tobytes()}
+
+
 def update_cache(project: Project, config: Config, changed: dict[str, dict[str, Any]]) -> None:
     """After a write: refresh the changed domains. Call inside the write lock, after the files are written."""
     directory = project.expertise_dir
@@ -173,7 +191,7 @@ def update_cache(project: Project, config: Config, changed: dict[str, dict[str, 
         return
     for name, plain in changed.items():
         index["files"][f"{name}.yaml"] = signature(directory / f"{name}.yaml")
-        _write_domain(directory, index, name, domain_payload(_with_shared(project, config, index, name, plain)))
+        _write_domain(directory, index, name, _with_shared(project, config, index, name, plain))
     _stamp_shared(project, config, index)
     _dump(Path(cache_path(directory)), index)
 
@@ -197,7 +215,7 @@ def refresh_domains(
         before = signature(directory / f"{name}.yaml")
         try:
             plain = load_domain_file(project.domain_path(name), name).loaded.plain
-            payload = domain_payload(_with_shared(project, config, index, name, plain))
+            payload = _with_shared(project, config, index, name, plain)
         except Exception as exc:  # noqa: BLE001 - a broken file must not take the others' expertise away
             message = exc.one_line() if isinstance(exc, UserError) else f"{name}.yaml: {exc}"
             payload = {"overview": "", "entries": [], "postings": {}, "error": message}

@@ -47,6 +47,7 @@ class Credit:
     harmful: list[str] = field(default_factory=list)
     ended_well: list[str] = field(default_factory=list)
     commit: CommitOutcome | None = None
+    shared: str | None = None  # the shared layer's commit of verdicts on lessons only it holds
 
     @property
     def total(self) -> int:
@@ -176,5 +177,61 @@ def credit_session(store: Store, key: str, injected_ids: list[str], extraction: 
                 f"expertise: feedback from session {session.id}: {len(credit.helpful)} helpful, "
                 f"{len(credit.harmful)} harmful, {len(credit.ended_well)} shown in a session that ended well"
             )
+        rest = [i for i in pending if i not in verdicts]
+        if rest and store.project.git is not None and store.config.shared_layer:
+            _credit_shared(store, set(rest), credit, lambda item, name: judge(
+                item, name, failed, ran, touched, session.ended_well
+            ), session.id)  # fmt: skip
     _write_credited(path, done | set(pending))
     return credit
+
+
+def _credit_shared(store: Store, wanted: set[str], credit: Credit, verdict_of: Any, session_id: str) -> None:
+    """Verdicts on lessons the session was given from the shared layer only (another branch's, not merged
+    here): they are recorded in the shared layer itself, where every worktree reads them."""
+    from expertise_kit.document.cap import fit_to_cap
+    from expertise_kit.document.domainfile import parse_domain_text
+    from expertise_kit.versioning.shared import rewrite_shared
+
+    found: dict[str, str] = {}
+
+    def rewrite(domain: str, where: Any, text: str) -> str | None:
+        try:
+            doc = parse_domain_text(text, where, domain)
+        except UserError:
+            return None
+        edits: list[Edit] = []
+        for section_name, index, item in doc.entries():
+            entry = item_id(section_name, item)
+            if entry not in wanted:
+                continue
+            verdict = verdict_of(item, section_name)
+            if verdict is None:
+                continue
+            found[entry] = verdict
+            raw = doc.loaded.plain[section_name][index]
+            if isinstance(raw, str):
+                raw = {{FILES: "path", FAILURES: "issue"}.get(section(section_name).kind, "text"): raw}
+            edits.append(Replace(section_name, index, {**raw, verdict: int(raw.get(verdict) or 0) + 1}))
+        return fit_to_cap(doc.loaded, doc.model, edits, store.config.line_cap).text if edits else None
+
+    from expertise_kit.versioning.commit import TRAILER_PREFIX, trailer_value
+    from expertise_kit.versioning.shared import branch_name
+
+    paths = {store.path_for(d): d for d in store.config.domain_names}
+    git = store.project.git
+    assert git is not None
+    message = (
+        f"expertise: feedback from session {' '.join(session_id.split())[:100]} on lessons from the shared layer\n\n"
+        f"{TRAILER_PREFIX}Change: feedback\n{TRAILER_PREFIX}Session: {trailer_value(session_id)}\n"
+        f"{TRAILER_PREFIX}Branch: {trailer_value(branch_name(git))}\n"
+    )
+    try:
+        commit = rewrite_shared(store.project, paths, rewrite, message)
+    except Exception:  # noqa: BLE001 - the branch's own verdicts stand; these are judged no further
+        return
+    if commit is None:
+        return
+    credit.shared = commit
+    for entry, verdict in found.items():
+        getattr(credit, verdict).append(entry)

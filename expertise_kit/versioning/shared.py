@@ -35,6 +35,7 @@ import pickle
 import subprocess
 import tempfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,7 @@ __all__ = [
     "shared_message",
     "branch_name",
     "changed_since_published",
+    "rewrite_shared",
 ]
 
 SHARED_REF = "refs/expertise/shared"
@@ -490,6 +492,45 @@ def _write_base(git: GitLocation, rel: str, text: str) -> None:
     write_atomic(path, text.encode("utf-8"))
 
 
+def rewrite_shared(
+    project: Project, paths: dict[Path, str], rewrite: Callable[[str, Path, str], str | None], message: str
+) -> str | None:
+    """Change files of the shared layer itself, for what is not any branch's (feedback on a lesson this
+    worktree read from the shared layer only). ``rewrite(domain, path, text)`` gives a file's new text, or
+    None to leave it; it runs again on the newer files if the ref moved meanwhile. Call inside the write
+    lock. The new commit, or None when nothing changed or the ref could not be moved."""
+    git = project.git
+    if git is None:
+        return None
+    for _ in range(_ATTEMPTS):
+        old = read_ref(git)
+        try:
+            old_files = shared_files(git, old)
+        except (ValueError, OSError):
+            return None
+        new_files = dict(old_files)
+        for path, domain in paths.items():
+            rel = tree_path(project, path)
+            sha = old_files.get(rel)
+            if sha is None:
+                continue
+            try:
+                text = read_blob(git, sha).decode("utf-8")
+            except (ValueError, OSError, UnicodeDecodeError):
+                continue
+            result = rewrite(domain, path, text)
+            if result is not None and result != text:
+                new_files[rel] = write_object(git, b"blob", result.encode("utf-8"))
+        if new_files == old_files or old is None:
+            return None
+        commit = write_commit(git, write_tree_of(git, new_files), [old], message)
+        if update_ref(git, commit, old):
+            with contextlib.suppress(OSError):
+                write_state(git, commit, new_files)
+            return commit
+    return None
+
+
 # -- reading the union --------------------------------------------------------------------------------
 
 
@@ -528,19 +569,21 @@ def _ids(plain: dict[str, Any]) -> dict[str, set[str]]:
     return found
 
 
-def union_plain(project: Project, domain: str, path: Path, plain: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The working tree's ``plain`` of ``domain`` plus the shared layer's entries it lacks, and the blob
-    of the shared file that went into it ("" when none did). An entry this worktree published and has
-    since deleted stays deleted."""
+def union_plain(
+    project: Project, domain: str, path: Path, plain: dict[str, Any]
+) -> tuple[dict[str, Any], str, list[str]]:
+    """The working tree's ``plain`` of ``domain`` plus the shared layer's entries it lacks, the blob of
+    the shared file that went into it ("" when none did), and the ids of the entries it added. An entry
+    this worktree published and has since deleted stays deleted."""
     shared = shared_text(project, path)
     if shared is None:
-        return plain, ""
+        return plain, "", []
     git = project.git
     assert git is not None
     sha, text = shared
     shared_plain = _parsed(git, text, path, domain)
     if shared_plain is None:
-        return plain, sha
+        return plain, sha, []
     from pydantic import ValidationError
 
     from expertise_kit.document.entries import item_id, parse_item
@@ -551,6 +594,7 @@ def union_plain(project: Project, domain: str, path: Path, plain: dict[str, Any]
     base_plain = _parsed(git, base, path, domain) if base else None
     published = _ids(base_plain) if base_plain is not None else {}
     union = dict(plain)
+    added: list[str] = []
     for name in section_names():
         have = set().union(*mine.values()) if mine else set()
         gone = set().union(*published.values()) - have if published else set()
@@ -565,6 +609,7 @@ def union_plain(project: Project, domain: str, path: Path, plain: dict[str, Any]
             have.add(entry)
             mine.setdefault(name, set()).add(entry)
             extra.append(raw)
+            added.append(entry)
         if extra:
             union[name] = [*(plain.get(name) or []), *extra]
-    return union, sha
+    return union, sha, added

@@ -17,8 +17,8 @@ failing first. The same model runs both sessions, so B behaves differently from 
 its hooks injected.
 
 The sessions run once, in a module fixture; each step is a test of its own, so a failure names the step.
-One more, an xfail, says what is still missing: B heeded a lesson it had from the shared layer only, and
-its learner credits it nowhere.
+The last: B heeded a lesson it had from the shared layer only, and its learner credits it there, in the
+shared layer, where every worktree reads it.
 The CLI is installed as ``claude_cli`` says (skipped without node and npm, or a registry). No traffic
 leaves 127.0.0.1: the remote is a directory, the model is the fake server.
 """
@@ -363,12 +363,12 @@ def test_6_session_b_did_not_repeat_the_failure(world: World) -> None:
     assert "failed:" not in world.learn_log_b, f"B's learner failed:\n{world.learn_log_b}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="feedback judges only the entries in the worktree's own files (store/credit.py, credit_session): "
-    "a lesson injected from the shared layer and heeded is credited nowhere",
-)
 def test_7_session_b_credits_the_shared_lesson_it_heeded(world: World) -> None:
     """B was given A's lesson by the shared layer, ran its program and followed its fix without failing: a
     heeded warning, which counts helpful (with the lesson merged into B's own files, it does)."""
     assert "feedback: 1 helpful" in world.learn_log_b, world.learn_log_b
+    shared = _out(world.repo, world.home, "log", "-1", "--format=%B", "refs/expertise/shared")
+    assert "on lessons from the shared layer" in shared and "Expertise-Branch: branch-b" in shared, shared
+    domains = ("database", "api", "frontend", "testing", "security", "deployment", "general")
+    files = [_out(world.repo, world.home, "show", f"refs/expertise/shared:.expertise/{d}.yaml") for d in domains]
+    assert any("helpful: 1" in text for text in files)
