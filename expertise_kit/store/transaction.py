@@ -191,6 +191,7 @@ class Transaction:
                 files,
                 message=shared_message(project, revision, outcome.sha),
                 line_cap=self.store.config.line_cap,
+                plains={p.path: p.plain for p in self.planned.values() if p.plain is not None and p.path in files},
             )
         except Exception:  # noqa: BLE001 - the write stands; the next revision publishes this change again
             self.published = None

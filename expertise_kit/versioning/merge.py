@@ -60,6 +60,7 @@ class DomainMerge:
     lines: int = 0
     over_by: int = 0
     kept_line_merge: bool = False  # git's line merge was clean and agreed, so its text was used
+    plain: dict[str, Any] | None = None  # the merged file's data, as verified
 
 
 @dataclass
@@ -336,8 +337,9 @@ def merge_domain_texts(
                 start, edits, kept_line_merge = candidate, [], True
     capped = fit_to_cap(start.loaded, start.model, edits, line_cap)
     return DomainMerge(
-        capped.text, plan.conflicts, capped.pruned, capped.lines, capped.over_by, kept_line_merge=kept_line_merge
-    )
+        capped.text, plan.conflicts, capped.pruned, capped.lines, capped.over_by, kept_line_merge=kept_line_merge,
+        plain=expected_plain(start.loaded, capped.edits),
+    )  # fmt: skip
 
 
 def conflicts_in(doc: DomainDoc) -> Iterator[tuple[str, str, str]]:

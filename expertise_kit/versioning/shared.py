@@ -32,6 +32,7 @@ import hashlib
 import marshal
 import os
 import pickle
+import random
 import subprocess
 import tempfile
 import zlib
@@ -228,18 +229,27 @@ def write_tree_of(git: GitLocation, files: dict[str, str]) -> str:
     return write_object(git, b"tree", _tree_body(children[""]))
 
 
+_identities: dict[str, tuple[str | None, str | None]] = {}  # repo -> user.name, user.email, for this process
+
+
 def _identity(git: GitLocation) -> tuple[str, str]:
     name = os.environ.get("GIT_COMMITTER_NAME")
     email = os.environ.get("GIT_COMMITTER_EMAIL")
     if not (name and email):
-        for key, current in (("user.name", name), ("user.email", email)):
-            if current:
-                continue
-            value = _git(git, ["config", "--get", key], check=False).decode("utf-8", "replace").strip()
-            if key == "user.name":
-                name = value or None
-            else:
-                email = value or None
+        key = str(git.common_dir)
+        if key not in _identities:
+            from expertise_kit.versioning.git import open_repo
+
+            try:  # GitPython's config reader, as the branch commit reads it: no git process
+                with open_repo(git.toplevel) as repo:
+                    reader = repo.config_reader()
+                    found = (reader.get_value("user", "name", default="") or None,
+                             reader.get_value("user", "email", default="") or None)  # fmt: skip
+            except Exception:  # noqa: BLE001 - unreadable config: the fallback identity
+                found = (None, None)
+            _identities[key] = (str(found[0]) if found[0] else None, str(found[1]) if found[1] else None)
+        name = name or _identities[key][0]
+        email = email or _identities[key][1]
     if not (name and email):
         return _FALLBACK_IDENTITY
     return f"expertise_kit (on behalf of {' '.join(name.split())})", "".join(email.split()).strip("<>")
@@ -253,10 +263,41 @@ def write_commit(git: GitLocation, tree: str, parents: list[str], message: str) 
     return write_object(git, b"commit", "\n".join(lines).encode("utf-8"))
 
 
+def _update_ref_file(git: GitLocation, new: str, old: str | None) -> bool | None:
+    """``update_ref`` as git does it for a ref kept in a file, without a git process: take the ref's own
+    lock file (the one git takes, so git and we exclude each other), check the old value under it, write,
+    rename. None when git must do it: refs in a reftable, or every ref update logged."""
+    config = _read_text(git.common_dir / "config").lower().replace(" ", "").replace("\t", "")
+    if (git.common_dir / "reftable").is_dir() or "logallrefupdates=always" in config:
+        return None
+    path = git.common_dir / SHARED_REF
+    lock = path.with_name(path.name + ".lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False  # git (or a killed writer) holds it: the caller tries again
+    except OSError:
+        return None
+    try:
+        with os.fdopen(handle, "w", encoding="ascii") as out:
+            if read_ref(git) != old:
+                return False
+            out.write(new + "\n")
+        os.replace(lock, path)
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+
+
 def update_ref(git: GitLocation, new: str, old: str | None, reason: str = "expertise: shared layer") -> bool:
     """Move the shared ref from ``old`` (None: it must not exist) to ``new``; False when it had moved."""
+    done = _update_ref_file(git, new, old)
+    if done is not None:
+        return done
     zero = "0" * len(new)
-    done = subprocess.run(
+    ran = subprocess.run(
         ["git", *SAFE_CONFIG, "update-ref", "-m", reason, SHARED_REF, new, old or zero],
         capture_output=True,
         env={**os.environ, "GIT_DIR": str(git.git_dir), "LC_ALL": "C"},
@@ -264,7 +305,7 @@ def update_ref(git: GitLocation, new: str, old: str | None, reason: str = "exper
         timeout=60,
         check=False,
     )
-    return done.returncode == 0
+    return ran.returncode == 0
 
 
 # -- where things are kept ----------------------------------------------------------------------------
@@ -371,17 +412,36 @@ class Published:
     commit: str | None = None  # the shared ref's new commit; None when nothing changed there
     attempts: int = 0
     merged: list[str] = field(default_factory=list)  # paths merged entry by entry (the shared file differed)
+    quick: list[str] = field(default_factory=list)  # ... of which by the quick path (``versioning.quickmerge``)
     skipped: list[str] = field(default_factory=list)  # "path: why", for files that could not be published
 
 
 def _combine(
-    base: str | None, shared: str | None, new: str, *, path: Path, domain: str, line_cap: int
-) -> tuple[str, bool]:
-    """The shared file after applying this branch's change (base -> new) to it: (text, merged)."""
+    git: GitLocation,
+    base: str | None,
+    shared: str | None,
+    new: str,
+    *,
+    path: Path,
+    domain: str,
+    line_cap: int,
+    plain: dict[str, Any] | None,
+) -> tuple[str, str, dict[str, Any] | None]:
+    """The shared file after applying this branch's change (base -> new) to it: (text, how, its data if
+    known); how is "" (no merge needed), "quick" or "full"."""
     if shared is None or shared in (base, new):
-        return new, False
+        return new, "", plain
     if base == new:
-        return shared, False
+        return shared, "", None
+    if plain is not None:
+        shared_plain = _remembered(git, shared, domain)
+        base_plain = _remembered(git, base, domain) if base is not None else None
+        if shared_plain is not None and (base is None or base_plain is not None):
+            from expertise_kit.versioning.quickmerge import quick_merge
+
+            quick = quick_merge(base_plain, shared, shared_plain, plain, line_cap=line_cap)
+            if quick is not None:
+                return quick[0], "quick", quick[1]
     from expertise_kit.errors import UserError
     from expertise_kit.versioning.merge import merge_domain_texts
 
@@ -390,8 +450,8 @@ def _combine(
             base or "", shared, new, path=path, domain=domain, line_cap=line_cap, prefer="theirs"
         )
     except UserError:
-        return new, False  # the shared file is not a valid domain file: this branch's replaces it
-    return merged.text, True
+        return new, "", plain  # the shared file is not a valid domain file: this branch's replaces it
+    return merged.text, "full", merged.plain
 
 
 def publish(
@@ -400,8 +460,10 @@ def publish(
     *,
     message: str,
     line_cap: int,
+    plains: dict[Path, dict[str, Any]] | None = None,
 ) -> Published:
     """Apply this worktree's changes to ``files`` (path -> (domain, text now)) to the shared layer.
+    ``plains``: the data of those texts where the caller has it (the quick merge needs it).
 
     Call inside the write lock, after the branch commit. Never raises for git's or the files' sake: a
     write must not fail because the shared layer could not take it (the next revision publishes the
@@ -413,6 +475,10 @@ def publish(
         return outcome
     wanted = {tree_path(project, path): (path, domain, text) for path, (domain, text) in files.items()}
     bases = {rel: _read_base(git, rel) for rel in wanted}
+    plains = plains or {}
+    for path, (domain, text) in files.items():
+        if path in plains:
+            _remember(git, text, domain, plains[path])  # the base of this worktree's next merge
     for attempt in range(1, _ATTEMPTS + 1):
         outcome.attempts = attempt
         old = read_ref(git)
@@ -422,22 +488,29 @@ def publish(
             old_files = {}  # a ref that names no commit of ours: start the layer again on top of it
         new_files = dict(old_files)
         merged: list[str] = []
+        quick: list[str] = []
         for rel, (path, domain, text) in wanted.items():
             sha = old_files.get(rel)
             shared = None
             if sha is not None:
                 with contextlib.suppress(ValueError, OSError, UnicodeDecodeError):
                     shared = read_blob(git, sha).decode("utf-8")
-            result, was_merged = _combine(bases[rel], shared, text, path=path, domain=domain, line_cap=line_cap)
-            if was_merged:
+            result, how, result_plain = _combine(
+                git, bases[rel], shared, text, path=path, domain=domain, line_cap=line_cap, plain=plains.get(path)
+            )
+            if how:
                 merged.append(rel)
+            if how == "quick":
+                quick.append(rel)
+            if result_plain is not None and how:
+                _remember(git, result, domain, result_plain)  # the shared file the next writer merges into
             new_files[rel] = write_object(git, b"blob", result.encode("utf-8"))
         if new_files == old_files and old is not None:
             break
         tree = write_tree_of(git, new_files)
         commit = write_commit(git, tree, [old] if old else [], message)
         if update_ref(git, commit, old):
-            outcome.commit, outcome.merged = commit, merged
+            outcome.commit, outcome.merged, outcome.quick = commit, merged, quick
             with contextlib.suppress(OSError):
                 write_state(git, commit, new_files)
             break
@@ -534,24 +607,55 @@ def rewrite_shared(
 # -- reading the union --------------------------------------------------------------------------------
 
 
+_MEMO_KEPT = 64  # remembered file data kept: the files in play (shared, each worktree's base) and a margin
+
+
+def _memo_path(git: GitLocation, text: str, domain: str) -> Path:
+    digest = hashlib.sha256(f"{domain}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+    return git.common_dir / "expertise" / "shared" / "parsed" / digest
+
+
+def _remembered(git: GitLocation, text: str, domain: str) -> dict[str, Any] | None:
+    """The data of a domain file's text, if some writer or reader here remembered it (same text, same data)."""
+    with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
+        value = pickle.loads(_memo_path(git, text, domain).read_bytes())  # noqa: S301 - ours, in the git dir
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _remember(git: GitLocation, text: str, domain: str, plain: dict[str, Any]) -> None:
+    """Keep a text's data for the next merge or cache build; the oldest are let go beyond ``_MEMO_KEPT``."""
+    memo = _memo_path(git, text, domain)
+    if memo.exists():
+        with contextlib.suppress(OSError):
+            os.utime(memo)
+        return
+    with contextlib.suppress(OSError):
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=memo.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(pickle.dumps(plain))
+        os.replace(temp, memo)  # no fsync: a lost memo only means one parse more
+        if random.random() < 0.1:  # now and then: a listing costs more than the write
+            kept = sorted(memo.parent.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in kept[_MEMO_KEPT:]:
+                old.unlink(missing_ok=True)
+
+
 def _parsed(git: GitLocation, text: str, path: Path, domain: str) -> dict[str, Any] | None:
-    """The plain data of a domain file's text, remembered by its digest (the same text parses the same)."""
+    """The plain data of a domain file's text: remembered, or parsed (and then remembered)."""
     from expertise_kit.document.domainfile import parse_domain_text
     from expertise_kit.errors import UserError
 
-    digest = hashlib.sha256(f"{domain}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
-    memo = git.common_dir / "expertise" / "shared" / "parsed" / digest
-    with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
-        value = pickle.loads(memo.read_bytes())  # noqa: S301 - written only by us, in the git dir
-        if isinstance(value, dict):
-            return value
+    plain = _remembered(git, text, domain)
+    if plain is not None:
+        return plain
     try:
         plain = parse_domain_text(text, path, domain).loaded.plain
     except UserError:
         return None
-    with contextlib.suppress(OSError):
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(memo, pickle.dumps(plain))
+    _remember(git, text, domain, plain)
     return plain
 
 

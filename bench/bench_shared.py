@@ -1,0 +1,146 @@
+"""The write with the shared layer's update, side by side with a bare `git commit --only`, in one run.
+
+Each run makes the same kind of change: a line more in one domain file. Alternating, p50 of N runs:
+
+1. bare `git commit --only -m ... -- file` (the baseline);
+2. our commit step (`commit_revision`, then the check that the commit holds the bytes written), as in
+   bench_versioning.py;
+3. that, plus publishing the file to refs/expertise/shared (`versioning.shared.publish`: loose objects, a
+   compare-and-swap `git update-ref`), when this worktree is the only writer (the shared file is what it
+   last published). Budget: <= 2x the bare commit;
+4. the same when another worktree published to the same file in between (untimed), so the shared file
+   has to be merged entry by entry.
+
+Files of two sizes: as `expertise init` writes them (a few lines), and at the 1000-line cap.
+
+Run: python bench/bench_shared.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import bench_env, p50, temp_repo  # noqa: E402
+
+
+def cap_file(domain: str, tag: str) -> str:
+    lines = [f"domain: {domain}", "overview: bench", "patterns:"]
+    lines += [f"  - Prefer helper {n} of {tag} in module {n % 17}" for n in range(400)]
+    lines.append("learned_from_failures:")
+    n = 0
+    while len(lines) < 980:
+        lines += [
+            f"  - issue: '`pytest tests/test_{tag}_{n}.py`'",
+            f"    error: 'AssertionError: {n} expected 1 got 2'",
+            f"    solution: edited src/{tag}_{n}.py",
+            "    source: learned",
+            f"    sessions: [s{tag}{n}]",
+        ]
+        n += 1
+    return "\n".join(lines) + "\n"
+
+
+def add_pattern(path: Path, text: str) -> str:
+    """A lesson more in the file's patterns, as text (what a revision would write)."""
+    old = path.read_text()
+    new = old.replace("patterns: []", f"patterns:\n  - {text}") if "patterns: []" in old else old.replace(
+        "patterns:\n", f"patterns:\n  - {text}\n", 1
+    )
+    path.write_text(new)
+    return new
+
+
+def data_of(text: str, domain: str) -> dict:  # type: ignore[type-arg]
+    from expertise_kit.document.domainfile import parse_domain_text
+
+    return parse_domain_text(text, Path(f"{domain}.yaml"), domain).loaded.plain
+
+
+def run(runs: int, at_cap: bool) -> None:
+    env = bench_env()
+    os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_") or k == "HOME"})
+    from expertise_kit.project import find_project, project_for_init
+    from expertise_kit.store import Store
+    from expertise_kit.store.scaffold import initialise
+    from expertise_kit.store.transaction import committed_holds
+    from expertise_kit.versioning.commit import Revision, commit_revision
+    from expertise_kit.versioning.shared import publish
+
+    root = temp_repo(env)
+    initialise(project_for_init(root))
+    if at_cap:
+        for domain in ("database", "api", "testing"):
+            (root / ".expertise" / f"{domain}.yaml").write_text(cap_file(domain, "main"))
+        subprocess.run(["git", "commit", "-q", "-am", "at the cap"], cwd=root, env=env, check=True)
+    other = Path(str(root) + "-other")
+    subprocess.run(["git", "worktree", "add", "-q", str(other), "-b", "other"], cwd=root, env=env, check=True)
+    project, other_project = find_project(root), find_project(other)
+    store = Store(project)
+    bare_file = root / ".expertise" / "api.yaml"
+    # One file only this worktree writes, one the other worktree writes too.
+    mine = {"commit": "testing", "alone": "testing", "merged": "database"}
+    for domain in set(mine.values()):
+        path = root / ".expertise" / f"{domain}.yaml"
+        publish(project, {path: (domain, path.read_text())}, message="bench: start", line_cap=100_000)
+    git_argv = ["git", "-c", "commit.gpgsign=false", "commit", "--only", "--no-verify", "--quiet", "-m"]
+    times: dict[str, list[float]] = {"bare": [], "commit": [], "alone": [], "merged": []}
+    for n in range(runs):
+        for case in ("bare", "commit", "alone", "merged"):
+            if case == "bare":
+                with open(bare_file, "a") as handle:
+                    handle.write(f"# bare change {n}\n")
+                start = time.perf_counter()
+                subprocess.run([*git_argv, f"bare change {n}", "--", str(bare_file)], cwd=root, env=env, check=True)
+                times[case].append(time.perf_counter() - start)
+                continue
+            if case == "merged":  # another worktree publishes a lesson to the same file first (untimed)
+                theirs = other / ".expertise" / "database.yaml"
+                text = add_pattern(theirs, f"Lesson {n} from the other worktree")
+                publish(other_project, {theirs: ("database", text)}, message=f"other {n}", line_cap=100_000,
+                        plains={theirs: data_of(text, "database")})  # fmt: skip
+            domain = mine[case]
+            ours_file = root / ".expertise" / f"{domain}.yaml"
+            add_pattern(ours_file, f"Lesson {n} of the {case} case")
+            revision = Revision(
+                domains=[domain], change="learned", subject=f"expertise({domain}): learn from s{n}",
+                paths=[f".expertise/{domain}.yaml"], sessions=[f"s{n}"], added=[f"0000{n:04d} patterns: entry {n}"],
+            )  # fmt: skip
+            data = ours_file.read_bytes()
+            plain = data_of(data.decode(), domain)  # what the transaction has at hand (untimed)
+            start = time.perf_counter()
+            outcome = commit_revision(project, revision)
+            assert outcome.sha and committed_holds(store, outcome.sha, ours_file, data)
+            if case != "commit":
+                done = publish(project, {ours_file: (domain, data.decode())}, message=f"x {n}", line_cap=100_000,
+                               plains={ours_file: plain})  # fmt: skip
+                assert done.commit is not None and bool(done.merged) == (case == "merged"), (case, done)
+            times[case].append(time.perf_counter() - start)
+    bare = p50(times["bare"])
+    size = len((root / ".expertise" / "database.yaml").read_text().splitlines())
+    print(f"files of ~{size} lines, p50 of {runs} alternating runs:")
+    print(f"  bare `git commit --only` of one file          {bare * 1000:8.1f} ms")
+    for case, label in (
+        ("commit", "commit step + blob check"),
+        ("alone", "... + shared-ref update, one writer"),
+        ("merged", "... + shared-ref update, merged by lines"),
+    ):
+        budget = "   (budget <= 2)" if case == "alone" else ""
+        print(f"  {label:<44} {p50(times[case]) * 1000:8.1f} ms  {p50(times[case]) / bare:6.2f}x{budget}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    run(args.runs, at_cap=False)
+    run(max(5, args.runs // 3), at_cap=True)
+
+
+if __name__ == "__main__":
+    main()
