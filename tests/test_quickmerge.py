@@ -33,7 +33,7 @@ def text_of(patterns: list[str], failures: list[tuple[str, str, list[str]]], *, 
     return "\n".join(lines) + "\n"
 
 
-TAKEN: list[bool] = []
+TAKEN: list[tuple[bool, bool]] = []  # (quick path taken, the texts hold a word YAML 1.1 reads otherwise)
 
 
 def plain(text: str) -> dict[str, Any]:
@@ -44,7 +44,7 @@ SESSIONS = st.lists(st.sampled_from(["s1", "s2", "s3", "s4"]), min_size=1, max_s
 FAILURE = st.tuples(TEXT, TEXT, SESSIONS)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     base_patterns=st.lists(TEXT, max_size=4, unique=True),
     base_failures=st.lists(FAILURE, max_size=2, unique_by=lambda f: f[0]),
@@ -71,7 +71,9 @@ def test_the_quick_merge_agrees_with_the_full_merge(
     except Exception:  # noqa: BLE001 - a generated text the full merge refuses is not one the quick one may take
         full = None
     quick = quick_merge(plain(base), shared, plain(shared), plain(new), line_cap=1000)
-    TAKEN.append(quick is not None)
+    # A word YAML 1.1 reads as a boolean ("yes", "on") makes libyaml disagree with ruamel: declined.
+    ambiguous = any(w in f" {t} ".replace("\n", " ") for t in (base, shared, new) for w in (" yes ", " on "))
+    TAKEN.append((quick is not None, ambiguous))
     if quick is None:
         return  # the full merge does it: allowed, never wrong
     assert full is not None
@@ -82,9 +84,10 @@ def test_the_quick_merge_agrees_with_the_full_merge(
 
 def test_the_quick_merge_took_most_generated_cases() -> None:
     """It is a quick path only if it is the usual one: the generated files are all in our house style."""
-    if len(TAKEN) < 20:
+    plain_cases = [taken for taken, ambiguous in TAKEN if not ambiguous]
+    if len(plain_cases) < 5:
         pytest.skip("run with the property test above")
-    assert sum(TAKEN) >= 0.8 * len(TAKEN), f"{sum(TAKEN)} of {len(TAKEN)}"
+    assert all(plain_cases), f"{sum(plain_cases)} of {len(plain_cases)}"
 
 
 def test_two_worktrees_adding_to_the_same_section_keep_both() -> None:
@@ -94,6 +97,7 @@ def test_two_worktrees_adding_to_the_same_section_keep_both() -> None:
     quick = quick_merge(plain(base), shared, plain(shared), plain(new), line_cap=1000)
     assert quick is not None
     assert quick[1]["patterns"] == ["one", "from the other worktree", "from this worktree"]
+    assert quick[0] == text_of(["one", "from the other worktree", "from this worktree"], [])  # in house style
 
 
 def test_a_sighting_in_both_counts_each_session_once() -> None:

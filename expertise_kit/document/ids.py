@@ -10,6 +10,7 @@ import hashlib
 import posixpath
 import re
 import unicodedata
+from functools import lru_cache
 
 __all__ = ["normalise_text", "normalise_path", "error_signature", "entry_id", "ID_LENGTH"]
 
@@ -41,6 +42,7 @@ _SIGNATURE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+@lru_cache(maxsize=16384)  # pure: a merge reads the same entries in three versions of a file
 def normalise_text(text: str) -> str:
     """Unicode-fold, lowercase, collapse whitespace and drop trailing punctuation.
 
@@ -60,6 +62,7 @@ def normalise_path(path: str) -> str:
     return "" if cleaned == "." else cleaned + trailing
 
 
+@lru_cache(maxsize=16384)
 def error_signature(error: str) -> str:
     """The shape of an error with its particulars removed, so a recurrence matches the first sighting.
 

@@ -94,7 +94,7 @@ def _items(lines: list[str], start: int, end: int) -> tuple[list[tuple[int, int]
         if match is not None and (column < 0 or len(match.group(1)) == column):
             if column < 0:
                 column = len(match.group(1))
-                offset = len(match.group(0)) if match.group(2) else column + 2
+                offset = len(match.group(0)) - column if match.group(2) else 2  # from the dash to the text
             spans.append((number, number + 1))
         elif spans and indent > column:
             spans[-1] = (spans[-1][0], number + 1)
@@ -141,7 +141,7 @@ def _apply(text: str, plain: dict[str, Any], edits: list[Edit]) -> str | None:
         rest = lines[key_line].rstrip("\n")[len(name) + 1 :].strip()
         spans: list[tuple[int, int]]
         if rest == "[]":
-            spans, column, offset = [], 2, 4
+            spans, column, offset = [], 2, 2
             flow_empty = True
         elif rest == "" or rest.startswith("#"):
             found = _items(lines, key_line, end)
@@ -149,7 +149,7 @@ def _apply(text: str, plain: dict[str, Any], edits: list[Edit]) -> str | None:
                 return None
             spans, column, offset = found
             if column < 0:
-                column, offset = 2, 4
+                column, offset = 2, 2
             flow_empty = False
         else:
             return None
@@ -193,7 +193,14 @@ def quick_merge(
     loader = getattr(yaml, "CSafeLoader", None)
     if loader is None:
         return None
-    edits = _plan(base, shared, new)
+    # Only the sections this worktree changed are planned: the others stay as the shared file has them.
+    sections = set(section_names())
+    changed = {name for name in sections if (base or {}).get(name) != new.get(name)}
+
+    def only(plain: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in plain.items() if key not in sections or key in changed}
+
+    edits = _plan(only(base) if base is not None else None, only(shared), only(new))
     if edits is None:
         return None
     if not edits:
