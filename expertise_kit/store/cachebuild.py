@@ -152,6 +152,25 @@ def _with_shared(
     return payload
 
 
+def _working_plain(project: Project, config: Config, name: str) -> dict[str, Any]:
+    """A domain file's data: parsed, or, for a text a writer here remembered (``versioning.shared``: the
+    same text always holds the same data), taken from that memo. So when only the shared layer changed
+    (another worktree learned), this worktree's cache is rebuilt without parsing its own file again."""
+    path = project.domain_path(name)
+    if project.git is None or not config.shared_layer:
+        return load_domain_file(path, name).loaded.plain
+    from expertise_kit.document.domainfile import parse_domain_text
+    from expertise_kit.document.yamlio import read_text_file
+    from expertise_kit.versioning.shared import remember_plain, remembered_plain
+
+    text = read_text_file(path)
+    plain = remembered_plain(project.git, text, name)
+    if plain is None:
+        plain = parse_domain_text(text, path, name).loaded.plain
+        remember_plain(project.git, text, name, plain)
+    return plain
+
+
 def _stamp_shared(project: Project, config: Config, index: dict[str, Any]) -> None:
     """Record the shared layer the index speaks for, so the hook tells it changed with two small reads:
     the ref's commit when every domain was built from it, else None (the hook compares domain by domain)."""
@@ -214,7 +233,7 @@ def refresh_domains(
     for name in names:
         before = signature(directory / f"{name}.yaml")
         try:
-            plain = load_domain_file(project.domain_path(name), name).loaded.plain
+            plain = _working_plain(project, config, name)
             payload = _with_shared(project, config, index, name, plain)
         except Exception as exc:  # noqa: BLE001 - a broken file must not take the others' expertise away
             message = exc.one_line() if isinstance(exc, UserError) else f"{name}.yaml: {exc}"

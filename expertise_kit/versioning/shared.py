@@ -66,6 +66,8 @@ __all__ = [
     "branch_name",
     "changed_since_published",
     "rewrite_shared",
+    "remember_plain",
+    "remembered_plain",
 ]
 
 SHARED_REF = "refs/expertise/shared"
@@ -434,8 +436,8 @@ def _combine(
     if base == new:
         return shared, "", None
     if plain is not None:
-        shared_plain = _remembered(git, shared, domain)
-        base_plain = _remembered(git, base, domain) if base is not None else None
+        shared_plain = remembered_plain(git, shared, domain)
+        base_plain = remembered_plain(git, base, domain) if base is not None else None
         if shared_plain is not None and (base is None or base_plain is not None):
             from expertise_kit.versioning.quickmerge import quick_merge
 
@@ -478,7 +480,7 @@ def publish(
     plains = plains or {}
     for path, (domain, text) in files.items():
         if path in plains:
-            _remember(git, text, domain, plains[path])  # the base of this worktree's next merge
+            remember_plain(git, text, domain, plains[path])  # the base of this worktree's next merge
     for attempt in range(1, _ATTEMPTS + 1):
         outcome.attempts = attempt
         old = read_ref(git)
@@ -503,7 +505,7 @@ def publish(
             if how == "quick":
                 quick.append(rel)
             if result_plain is not None and how:
-                _remember(git, result, domain, result_plain)  # the shared file the next writer merges into
+                remember_plain(git, result, domain, result_plain)  # the shared file the next writer merges into
             new_files[rel] = write_object(git, b"blob", result.encode("utf-8"))
         if new_files == old_files and old is not None:
             break
@@ -611,11 +613,13 @@ _MEMO_KEPT = 64  # remembered file data kept: the files in play (shared, each wo
 
 
 def _memo_path(git: GitLocation, text: str, domain: str) -> Path:
-    digest = hashlib.sha256(f"{domain}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+    from expertise_kit import __version__  # another version may read a text into other data
+
+    digest = hashlib.sha256(f"{__version__}\0{domain}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
     return git.common_dir / "expertise" / "shared" / "parsed" / digest
 
 
-def _remembered(git: GitLocation, text: str, domain: str) -> dict[str, Any] | None:
+def remembered_plain(git: GitLocation, text: str, domain: str) -> dict[str, Any] | None:
     """The data of a domain file's text, if some writer or reader here remembered it (same text, same data)."""
     with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
         value = pickle.loads(_memo_path(git, text, domain).read_bytes())  # noqa: S301 - ours, in the git dir
@@ -624,7 +628,7 @@ def _remembered(git: GitLocation, text: str, domain: str) -> dict[str, Any] | No
     return None
 
 
-def _remember(git: GitLocation, text: str, domain: str, plain: dict[str, Any]) -> None:
+def remember_plain(git: GitLocation, text: str, domain: str, plain: dict[str, Any]) -> None:
     """Keep a text's data for the next merge or cache build; the oldest are let go beyond ``_MEMO_KEPT``."""
     memo = _memo_path(git, text, domain)
     if memo.exists():
@@ -648,14 +652,14 @@ def _parsed(git: GitLocation, text: str, path: Path, domain: str) -> dict[str, A
     from expertise_kit.document.domainfile import parse_domain_text
     from expertise_kit.errors import UserError
 
-    plain = _remembered(git, text, domain)
+    plain = remembered_plain(git, text, domain)
     if plain is not None:
         return plain
     try:
         plain = parse_domain_text(text, path, domain).loaded.plain
     except UserError:
         return None
-    _remember(git, text, domain, plain)
+    remember_plain(git, text, domain, plain)
     return plain
 
 
