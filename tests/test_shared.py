@@ -389,3 +389,67 @@ def test_eight_worktrees_times_25_learnings_in_parallel(repo: Path, tmp_path: Pa
                          .loaded.plain, "patterns")  # fmt: skip
         assert sorted(own) == sorted(f"Lesson {n} of {name}" for n in range(25))
         assert git(root, "status", "--porcelain") == ""
+
+
+# -- refusing a bad shared layer at the remote -------------------------------------------------------------
+
+HOOK = Path(__file__).resolve().parents[1] / "hooks" / "pre-receive-shared"
+
+
+def test_the_remote_refuses_a_shared_layer_that_fails_validate_check(clones: list[Path], tmp_path: Path) -> None:
+    import shutil
+    import stat
+
+    remote = tmp_path / "remote.git"
+    target = remote / "hooks" / "pre-receive"
+    shutil.copy(HOOK, target)
+    target.chmod(target.stat().st_mode | stat.S_IXUSR)
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")  # the remote's default branch: the code checked against
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    clone = clones[0]
+
+    def push(spec: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "push", "origin", spec], cwd=clone, env=env, capture_output=True, text=True,
+                              check=False)  # fmt: skip
+
+    # A good layer goes through, by `expertise sync` as a team uses it.
+    learn_session(clone, "s-1")
+    done = subprocess.run([sys.executable, "-m", "expertise_kit", "sync"], cwd=clone, env=env, capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    good = git(clone, "rev-parse", SHARED_REF).strip()
+    assert git(clone, "ls-remote", "origin", SHARED_REF).split()[0] == good
+    # A core file the code doesn't have: `validate --check` wants it corrected, so the remote refuses it.
+    Cli(clone)("add", "database", "core_files", "src/db/missing_module.py")
+    result = push(f"{SHARED_REF}:{SHARED_REF}")
+    assert result.returncode != 0
+    assert "refs/expertise/shared refused" in result.stderr and "validate --check" in result.stderr
+    assert git(clone, "ls-remote", "origin", SHARED_REF).split()[0] == good
+    # A file that isn't even YAML: refused too.
+    broken = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"domain: [\n", cwd=clone,
+                            capture_output=True, check=True).stdout.decode().strip()  # fmt: skip
+    files = shared_files(find_project(clone).git, good)  # type: ignore[arg-type]
+    files[".expertise/testing.yaml"] = broken
+    from expertise_kit.versioning.shared import write_commit, write_tree_of
+
+    project_git = find_project(clone).git
+    assert project_git is not None
+    bad = write_commit(project_git, write_tree_of(project_git, files), [good], "broken")
+    result = push(f"{bad}:{SHARED_REF}")
+    assert result.returncode != 0 and "refused" in result.stderr
+    # Deleting it is refused; other refs pass as before.
+    assert push(f":{SHARED_REF}").returncode != 0
+    git(clone, "checkout", "-q", "-b", "topic")
+    assert push("topic").returncode == 0
+
+
+def test_a_deleted_shared_layer_is_filled_again_by_the_next_revision(worktrees: tuple[Path, Path]) -> None:
+    a, b = worktrees
+    Cli(a)("add", "database", "patterns", "Lesson one")
+    Cli(a)("add", "testing", "patterns", "Lesson two")
+    git(a, "update-ref", "-d", SHARED_REF)  # to start over
+    Cli(a)("add", "api", "patterns", "Lesson three")
+    assert texts(shared_doc(a, "database"), "patterns") == ["Lesson one"]
+    assert texts(shared_doc(a, "testing"), "patterns") == ["Lesson two"]
+    assert texts(shared_doc(a, "api"), "patterns") == ["Lesson three"]
+    assert "Lesson one" in Cli(b)("render", "--domain", "database").output

@@ -177,7 +177,7 @@ class Transaction:
         }
         if not files:
             return
-        from expertise_kit.versioning.shared import changed_since_published, publish, shared_message
+        from expertise_kit.versioning.shared import changed_since_published, publish, read_ref, shared_message
 
         try:
             others = {
@@ -185,7 +185,8 @@ class Transaction:
                 for name in self.store.config.domain_names
                 if project.domain_path(name) not in files
             }
-            files.update(changed_since_published(project, others))
+            # A new layer (or one deleted to start over) gets every file of this worktree, not only this one.
+            files.update(changed_since_published(project, others, everything=read_ref(project.git) is None))
             self.published = publish(
                 project,
                 files,

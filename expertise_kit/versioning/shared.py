@@ -525,10 +525,13 @@ def publish(
     return outcome
 
 
-def changed_since_published(project: Project, domains: dict[str, Path]) -> dict[Path, tuple[str, str]]:
+def changed_since_published(
+    project: Project, domains: dict[str, Path], *, everything: bool = False
+) -> dict[Path, tuple[str, str]]:
     """Domain files (name -> path) this worktree published before and that changed since by other means
     than a revision (a hand edit, a plain ``git commit``, a checkout): path -> (domain, text). A file that
-    is not a valid domain file now is left out; it is published once it is one again."""
+    is not a valid domain file now is left out; it is published once it is one again. ``everything``:
+    every file, published or not (the shared layer is new, or was deleted to start over)."""
     from expertise_kit.document.domainfile import parse_domain_text
     from expertise_kit.errors import UserError
 
@@ -538,13 +541,13 @@ def changed_since_published(project: Project, domains: dict[str, Path]) -> dict[
         return found
     for domain, path in domains.items():
         base = _read_base(git, tree_path(project, path))
-        if base is None:
+        if base is None and not everything:
             continue
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if text == base:
+        if text == base and not everything:
             continue
         try:
             parse_domain_text(text, path, domain)
