@@ -22,7 +22,7 @@ from typing import Any
 
 from expertise_kit.document.cap import count_lines
 from expertise_kit.document.entries import parse_item
-from expertise_kit.document.splice import Append, DeleteKey, Edit, Remove, Replace, SetKey, _expected, render_item
+from expertise_kit.document.splice import Append, DeleteKey, Edit, Remove, Replace, SetKey, render_item
 from expertise_kit.vocab import section_names
 
 __all__ = ["quick_merge"]
@@ -101,6 +101,23 @@ def _items(lines: list[str], start: int, end: int) -> tuple[list[tuple[int, int]
         else:
             return None
     return spans, column, offset
+
+
+def _expected(plain: dict[str, Any], edits: list[Edit]) -> dict[str, Any]:
+    """The data after ``edits`` (item edits only, as ``_apply`` takes them), as ``splice.expected_plain``
+    has it, copying only the lists edited: nothing here or after changes an entry in place."""
+    result = dict(plain)
+    touched = {e.section for e in edits if isinstance(e, (Append, Remove, Replace))}
+    for name in touched:
+        items = list(result.get(name) or [])
+        removed = {e.index for e in edits if isinstance(e, Remove) and e.section == name}
+        for e in edits:
+            if isinstance(e, Replace) and e.section == name:
+                items[e.index] = e.item
+        kept = [item for index, item in enumerate(items) if index not in removed]
+        appended = [e.item for e in edits if isinstance(e, Append) and e.section == name]
+        result[name] = kept + appended if appended or kept else None
+    return result
 
 
 def _norm(value: Any) -> Any:
@@ -213,6 +230,6 @@ def quick_merge(
         read = yaml.load(text, Loader=loader)  # noqa: S506 - the C *safe* loader
     except yaml.YAMLError:
         return None
-    if not isinstance(read, dict) or _norm(read) != _norm(expected):
+    if not isinstance(read, dict) or (read != expected and _norm(read) != _norm(expected)):
         return None
     return text, expected
