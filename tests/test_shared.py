@@ -453,3 +453,21 @@ def test_a_deleted_shared_layer_is_filled_again_by_the_next_revision(worktrees: 
     assert texts(shared_doc(a, "testing"), "patterns") == ["Lesson two"]
     assert texts(shared_doc(a, "api"), "patterns") == ["Lesson three"]
     assert "Lesson one" in Cli(b)("render", "--domain", "database").output
+
+
+def test_a_huge_file_in_the_shared_layer_is_refused_unread(worktrees: tuple[Path, Path]) -> None:
+    a, b = worktrees
+    huge = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"# x\n" * (3 << 20), cwd=a,
+                          capture_output=True, check=True).stdout.decode().strip()  # fmt: skip
+    project = find_project(a)
+    assert project.git is not None
+    files = shared_files(project.git, read_ref(project.git))
+    files[".expertise/general.yaml"] = huge
+    from expertise_kit.versioning.shared import write_commit, write_tree_of
+
+    git(a, "update-ref", SHARED_REF, write_commit(project.git, write_tree_of(project.git, files), [], "huge"))
+    assert Cli(b)("add", "general", "patterns", "Stay calm").exit_code == 0
+    out = Cli(b)("render", "--domain", "general")
+    assert out.exit_code == 0 and "Stay calm" in out.output
+    assert "Stay calm" in pre_hook(b, "stay calm in general")
+    assert texts(shared_doc(a, "general"), "patterns") == ["Stay calm"]  # the next write replaced it

@@ -153,15 +153,29 @@ def write_object(git: GitLocation, kind: bytes, body: bytes) -> str:
     return sha
 
 
+MAX_OBJECT_BYTES = 8 << 20  # a domain file is ~40 KB at the cap; a fetched layer may hold anything
+
+
 def read_object(git: GitLocation, sha: str) -> tuple[bytes, bytes]:
-    """(kind, body) of an object: loose ones read here, packed ones asked of git."""
+    """(kind, body) of an object: loose ones read here, packed ones asked of git. An object over
+    ``MAX_OBJECT_BYTES`` (a hostile or broken layer fetched from a remote) is refused, unread."""
+    if not _is_hex_id(sha):
+        raise ValueError(f"{sha!r} is not an object id")
     try:
-        raw = zlib.decompress(_object_path(git, sha).read_bytes())
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(_object_path(git, sha).read_bytes(), MAX_OBJECT_BYTES + 64)
         header, _, body = raw.partition(b"\0")
-        return header.split(b" ", 1)[0], body
+        kind, _, size = header.partition(b" ")
+        if not size.isdigit() or int(size) > MAX_OBJECT_BYTES:
+            raise ValueError(f"object {sha} is over {MAX_OBJECT_BYTES} bytes")
+        if len(body) == int(size):
+            return kind, body
     except (OSError, zlib.error):
         pass
     kind = _git(git, ["cat-file", "-t", sha]).strip()
+    size = _git(git, ["cat-file", "-s", sha]).strip()
+    if not size.isdigit() or int(size) > MAX_OBJECT_BYTES:
+        raise ValueError(f"object {sha} is over {MAX_OBJECT_BYTES} bytes")
     return kind, _git(git, ["cat-file", kind.decode(), sha])
 
 

@@ -165,7 +165,13 @@ def integrate(
     from expertise_kit.versioning.merge import merge_domain_texts
 
     base = _git(git, ["merge-base", ours, theirs], check=False).decode().strip() or None
-    base_files, our_files, their_files = (shared_files(git, c) for c in (base, ours, theirs))
+    try:
+        base_files, our_files, their_files = (shared_files(git, c) for c in (base, ours, theirs))
+    except ValueError as exc:
+        raise UserError(
+            f"{remote}'s {SHARED_REF} can't be read: {exc}",
+            hint="ask who pushed it, or start it over (docs/sharing.md)",
+        ) from None
     result: dict[str, str] = {}
     merged: list[str] = []
     for path in sorted(set(our_files) | set(their_files)):
