@@ -214,6 +214,7 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     now, later, behind = [], [], []
     for name in [*stale, *shared]:
         size = _size(signature(os.path.join(expertise_dir, f"{name}.yaml")))
+        size *= 2 if name in shared else 1  # the shared layer's file is parsed too (as big, give or take)
         if spent + size <= SYNC_REBUILD_BYTES:
             now.append(name)
             spent += size

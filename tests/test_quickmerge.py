@@ -142,3 +142,13 @@ def test_the_line_cap_sends_it_to_the_full_merge_which_prunes() -> None:
     new = text_of([f"entry {n}" for n in range(40)] + ["ours"], [])
     assert quick_merge(plain(base), shared, plain(shared), plain(new), line_cap=1000) is not None
     assert quick_merge(plain(base), shared, plain(shared), plain(new), line_cap=44) is None
+
+
+def test_an_entry_another_worktree_filed_in_another_section_is_not_doubled() -> None:
+    base = "domain: database\npatterns:\n  - x\nbest_practices: []\n"
+    shared = "domain: database\npatterns:\n  - x\n  - Use indexes\nbest_practices: []\n"
+    new = "domain: database\npatterns:\n  - x\nbest_practices:\n  - Use indexes\n"
+    quick = quick_merge(plain(base), shared, plain(shared), plain(new), line_cap=1000)
+    full = merge_domain_texts(base, shared, new, path=Path("d.yaml"), domain="database", line_cap=1000, prefer="theirs")
+    assert quick is None or quick[1] == full.plain
+    assert full.plain is not None and str(full.plain).count("Use indexes") == 1

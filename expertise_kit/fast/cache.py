@@ -45,6 +45,7 @@ __all__ = [
     "stale_domains",
     "signatures_for",
     "shared_stale",
+    "packed_shared_ref",
 ]
 
 CACHE_VERSION = 17
@@ -119,15 +120,24 @@ def cache_dir(expertise_dir: str | Path) -> str:
     return known
 
 
-def _shared_ref(common: str) -> str | None:
+def _shared_ref(common: str, packed: Any = None) -> str | None:
     """The commit ``refs/expertise/shared`` names ("" when there is none), read from the ref files; None
-    when refs are kept where we can't read them (reftable)."""
+    when refs are kept where we can't read them (reftable). ``packed``: [packed-refs' signature, the value
+    found there] as the index recorded it, so a big packed-refs is read again only when it changed."""
     if os.path.isdir(os.path.join(common, "reftable")):
         return None
     raw = read_regular(os.path.join(common, "refs", "expertise", "shared"), 128)
     if raw:
         return raw.decode("ascii", "replace").strip()
-    for line in (read_regular(os.path.join(common, "packed-refs")) or b"").splitlines():
+    path = os.path.join(common, "packed-refs")
+    if isinstance(packed, list) and len(packed) == 2 and packed[0] == signature(path):
+        return str(packed[1])
+    return packed_shared_ref(path)
+
+
+def packed_shared_ref(path: str) -> str:
+    """The shared ref's commit as ``packed-refs`` at ``path`` records it, or ""."""
+    for line in (read_regular(path) or b"").splitlines():
         if line.endswith(b" refs/expertise/shared"):
             return line.split(b" ", 1)[0].decode("ascii", "replace")
     return ""
@@ -151,14 +161,27 @@ def shared_stale(expertise_dir: str | Path, data: dict[str, Any], domains: list[
     if not isinstance(prefix, str):
         return []  # outside git, or the shared layer is off
     common = _common_dir(expertise_dir)
-    current = _shared_ref(common) if common is not None else None
+    if common is None:
+        return []
+    current = _shared_ref(common, data.get("shared_packed"))
+    state = None
+    if current is None:  # refs in a reftable: what our writers last recorded stands in for the ref
+        state = _load(os.path.join(common, "expertise", "shared", "state.bin"))
+        current = state.get("commit") if isinstance(state, dict) else None
     if current is None or current == data.get("shared_commit"):
         return []
-    state = _load(os.path.join(common or "", "expertise", "shared", "state.bin"))
+    if state is None:
+        state = _load(os.path.join(common, "expertise", "shared", "state.bin"))
     if not isinstance(state, dict) or state.get("commit") != current or not isinstance(state.get("files"), dict):
         return list(domains)  # moved by git itself (a fetch): every domain is rebuilt against it
     files, recorded = state["files"], data.get("shared") or {}
-    return [name for name in domains if files.get(f"{prefix}{name}.yaml", "") != recorded.get(name, "")]
+    return [
+        name
+        for name in domains
+        if files.get(f"{prefix}{name}.yaml", "") != recorded.get(name, "")
+        and data["files"].get(f"{name}.yaml") is not None  # a missing file renders nothing either way
+        and not (data["domains"].get(name) or {}).get("error")  # a broken one waits for its own fix
+    ]
 
 
 def cache_path(expertise_dir: str | Path) -> str:

@@ -171,13 +171,30 @@ def _working_plain(project: Project, config: Config, name: str) -> dict[str, Any
     return plain
 
 
+def _shared_blob(project: Project, config: Config, name: str) -> str:
+    """The blob of ``name``'s file in the shared layer now, or ""."""
+    if project.git is None or not config.shared_layer:
+        return ""
+    from expertise_kit.versioning.shared import current_files, tree_path
+
+    try:
+        return current_files(project.git)[1].get(tree_path(project, project.domain_path(name)), "")
+    except Exception:  # noqa: BLE001 - unreadable: as if none
+        return ""
+
+
 def _stamp_shared(project: Project, config: Config, index: dict[str, Any]) -> None:
     """Record the shared layer the index speaks for, so the hook tells it changed with two small reads:
     the ref's commit when every domain was built from it, else None (the hook compares domain by domain)."""
     index["shared_prefix"] = None
     index["shared_commit"] = None
+    index["shared_packed"] = None
     if project.git is None or not config.shared_layer:
         return
+    from expertise_kit.fast.cache import packed_shared_ref
+
+    packed = str(project.git.common_dir / "packed-refs")
+    index["shared_packed"] = [signature(packed), packed_shared_ref(packed)]
     from expertise_kit.versioning.shared import current_files, tree_path
 
     try:
@@ -238,6 +255,9 @@ def refresh_domains(
         except Exception as exc:  # noqa: BLE001 - a broken file must not take the others' expertise away
             message = exc.one_line() if isinstance(exc, UserError) else f"{name}.yaml: {exc}"
             payload = {"overview": "", "entries": [], "postings": {}, "error": message}
+            # Recorded as built against the shared layer as it is, so a broken file is not rebuilt on
+            # every prompt because the shared layer moved; the file's own change rebuilds it.
+            index.setdefault("shared", {})[name] = _shared_blob(project, config, name)
         if signature(directory / f"{name}.yaml") != before:
             continue  # changed under us while we read: stays stale, so the next reader builds it again
         index["files"][f"{name}.yaml"] = before

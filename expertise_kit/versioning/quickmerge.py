@@ -23,7 +23,7 @@ from typing import Any
 from expertise_kit.document.cap import count_lines
 from expertise_kit.document.entries import parse_item
 from expertise_kit.document.splice import Append, DeleteKey, Edit, Remove, Replace, SetKey, render_item
-from expertise_kit.vocab import section_names
+from expertise_kit.vocab import section, section_names
 
 __all__ = ["quick_merge"]
 
@@ -210,9 +210,12 @@ def quick_merge(
     loader = getattr(yaml, "CSafeLoader", None)
     if loader is None:
         return None
-    # Only the sections this worktree changed are planned: the others stay as the shared file has them.
+    # Only the sections of the kinds this worktree changed are planned; the others stay as the shared file
+    # has them. Ids are matched across all sections of a kind (one text can't be a pattern and a best
+    # practice both), so every section of a changed kind is planned.
     sections = set(section_names())
-    changed = {name for name in sections if (base or {}).get(name) != new.get(name)}
+    kinds = {section(name).kind for name in sections if (base or {}).get(name) != new.get(name)}
+    changed = {name for name in sections if section(name).kind in kinds}
 
     def only(plain: dict[str, Any]) -> dict[str, Any]:
         return {key: value for key, value in plain.items() if key not in sections or key in changed}

@@ -43,6 +43,7 @@ from typing import Any
 
 from expertise_kit import clock
 from expertise_kit.document.atomic import write_atomic
+from expertise_kit.errors import UserError
 from expertise_kit.project import GitLocation, Project
 from expertise_kit.versioning.git import SAFE_CONFIG
 
@@ -123,9 +124,22 @@ def read_ref(git: GitLocation) -> str | None:
     return None
 
 
+def _config(git: GitLocation) -> str:
+    """The repository's config file, lowercased with no blanks: enough to spot the few settings below."""
+    return _read_text(git.common_dir / "config").lower().replace(" ", "").replace("\t", "")
+
+
 def _algorithm(git: GitLocation) -> str:
-    config = _read_text(git.common_dir / "config").lower().replace(" ", "").replace("\t", "")
-    return "sha256" if "objectformat=sha256" in config else "sha1"
+    return "sha256" if "objectformat=sha256" in _config(git) else "sha1"
+
+
+def _group_shared(git: GitLocation) -> bool:
+    """``core.sharedRepository`` asks for group or world permissions: git's own processes then write the
+    objects and move the ref, so their modes are what every member's git expects."""
+    for line in _config(git).splitlines():
+        if line.startswith("sharedrepository="):
+            return line.split("=", 1)[1] not in ("false", "umask", "0", "no", "off", "")
+    return False
 
 
 def _object_path(git: GitLocation, sha: str) -> Path:
@@ -134,6 +148,8 @@ def _object_path(git: GitLocation, sha: str) -> Path:
 
 def write_object(git: GitLocation, kind: bytes, body: bytes) -> str:
     """Store one object as a loose object, as git would, and return its id."""
+    if _group_shared(git):
+        return _git(git, ["hash-object", "-w", "-t", kind.decode(), "--stdin"], data=body).decode().strip()
     data = b"%s %d\0" % (kind, len(body)) + body
     sha = hashlib.new(_algorithm(git), data).hexdigest()
     path = _object_path(git, sha)
@@ -268,7 +284,13 @@ def _identity(git: GitLocation) -> tuple[str, str]:
         email = email or _identities[key][1]
     if not (name and email):
         return _FALLBACK_IDENTITY
-    return f"expertise_kit (on behalf of {' '.join(name.split())})", "".join(email.split()).strip("<>")
+    # As git cleans them: no angle brackets or line breaks, or `git fsck` (and hosts that run it on push)
+    # would refuse the commit.
+    name = " ".join(name.replace("<", "").replace(">", "").split())
+    email = "".join(email.replace("<", "").replace(">", "").split())
+    if not (name and email):
+        return _FALLBACK_IDENTITY
+    return f"expertise_kit (on behalf of {name})", email
 
 
 def write_commit(git: GitLocation, tree: str, parents: list[str], message: str) -> str:
@@ -283,8 +305,7 @@ def _update_ref_file(git: GitLocation, new: str, old: str | None) -> bool | None
     """``update_ref`` as git does it for a ref kept in a file, without a git process: take the ref's own
     lock file (the one git takes, so git and we exclude each other), check the old value under it, write,
     rename. None when git must do it: refs in a reftable, or every ref update logged."""
-    config = _read_text(git.common_dir / "config").lower().replace(" ", "").replace("\t", "")
-    if (git.common_dir / "reftable").is_dir() or "logallrefupdates=always" in config:
+    if (git.common_dir / "reftable").is_dir() or "logallrefupdates=always" in _config(git) or _group_shared(git):
         return None
     path = git.common_dir / SHARED_REF
     lock = path.with_name(path.name + ".lock")
@@ -295,16 +316,19 @@ def _update_ref_file(git: GitLocation, new: str, old: str | None) -> bool | None
         return False  # git (or a killed writer) holds it: the caller tries again
     except OSError:
         return None
+    renamed = False
     try:
         with os.fdopen(handle, "w", encoding="ascii") as out:
             if read_ref(git) != old:
                 return False
             out.write(new + "\n")
         os.replace(lock, path)
+        renamed = True
         return True
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(lock)
+        if not renamed:  # once renamed, the lock's name is free: a lock there now is someone else's
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
 
 
 def update_ref(git: GitLocation, new: str, old: str | None, reason: str = "expertise: shared layer") -> bool:
@@ -336,8 +360,11 @@ def _quoted(rel: str) -> str:
 
 
 def _base_path(git: GitLocation, rel: str) -> Path:
-    """Where this worktree keeps a file as it last published it."""
-    return git.git_dir / "expertise" / "shared-base" / _quoted(rel)
+    """Where this worktree keeps a file as its current branch last published it. Per branch: after a
+    checkout of another branch, the new branch's file is not a change of the old one's (publishing it as
+    one would delete the old branch's lessons from the layer); a branch that never published has no base,
+    and its first publish is a union."""
+    return git.git_dir / "expertise" / "shared-base" / _quoted(branch_name(git)) / _quoted(rel)
 
 
 def write_state(git: GitLocation, commit: str | None, files: dict[str, str]) -> None:
@@ -378,25 +405,28 @@ def shared_text(project: Project, path: Path) -> tuple[str, str] | None:
     git = project.git
     if git is None:
         return None
+    from expertise_kit.document.yamlio import MAX_FILE_BYTES
+
     try:
         _, files = current_files(git)
         sha = files.get(tree_path(project, path))
-        return (sha, read_blob(git, sha).decode("utf-8")) if sha else None
-    except (OSError, ValueError, UnicodeDecodeError, subprocess.SubprocessError):
-        return None
-    except Exception as exc:  # a GitError: git could not read the ref's objects
-        if type(exc).__name__ == "GitError":
+        if not sha:
             return None
-        raise
+        data = read_blob(git, sha)
+        # Held to what a domain file may be, as the working tree's are: a bigger one (a hostile or broken
+        # layer fetched from a remote) is left out of what agents read, and costs no parse.
+        return (sha, data.decode("utf-8")) if len(data) <= MAX_FILE_BYTES else None
+    except (OSError, ValueError, UnicodeDecodeError, subprocess.SubprocessError, UserError):
+        return None
 
 
 def forget_base(project: Project) -> None:
     """Forget what this worktree published (tests, and a worktree that starts over)."""
     if project.git is None:
         return
-    directory = project.git.git_dir / "expertise" / "shared-base"
-    for child in directory.glob("*") if directory.is_dir() else []:
-        child.unlink(missing_ok=True)
+    import shutil
+
+    shutil.rmtree(project.git.git_dir / "expertise" / "shared-base", ignore_errors=True)
 
 
 # -- publishing ---------------------------------------------------------------------------------------
@@ -458,7 +488,6 @@ def _combine(
             quick = quick_merge(base_plain, shared, shared_plain, plain, line_cap=line_cap)
             if quick is not None:
                 return quick[0], "quick", quick[1]
-    from expertise_kit.errors import UserError
     from expertise_kit.versioning.merge import merge_domain_texts
 
     try:
@@ -489,6 +518,16 @@ def publish(
     outcome = Published()
     if git is None or not files:
         return outcome
+    from expertise_kit.versioning.busy import _IN_PROGRESS
+
+    busy = next((reason for name, reason in _IN_PROGRESS if (git.git_dir / name).exists()), None)
+    if busy is None and branch_name(git) == "HEAD":
+        busy = "HEAD is detached"
+    if busy is not None:
+        # Mid-rebase, mid-merge, detached: the files are between branches. The branch publishes its
+        # change with its next revision once git is done (its base has not moved).
+        outcome.skipped = [f"{path}: not published while {busy}" for path in files]
+        return outcome
     wanted = {tree_path(project, path): (path, domain, text) for path, (domain, text) in files.items()}
     bases = {rel: _read_base(git, rel) for rel in wanted}
     plains = plains or {}
@@ -498,10 +537,13 @@ def publish(
     for attempt in range(1, _ATTEMPTS + 1):
         outcome.attempts = attempt
         old = read_ref(git)
+        parent = old
         try:
             old_files = shared_files(git, old)
-        except (ValueError, OSError):
-            old_files = {}  # a ref that names no commit of ours: start the layer again on top of it
+        except (ValueError, OSError, UserError):
+            # The ref names no commit (a tag, a blob, a missing object): the layer starts again as a
+            # new root, never with that object as a parent (git gc would fail on such a commit).
+            old_files, parent = {}, None
         new_files = dict(old_files)
         merged: list[str] = []
         quick: list[str] = []
@@ -521,10 +563,10 @@ def publish(
             if result_plain is not None and how:
                 remember_plain(git, result, domain, result_plain)  # the shared file the next writer merges into
             new_files[rel] = write_object(git, b"blob", result.encode("utf-8"))
-        if new_files == old_files and old is not None:
+        if new_files == old_files and parent is not None:
             break
         tree = write_tree_of(git, new_files)
-        commit = write_commit(git, tree, [old] if old else [], message)
+        commit = write_commit(git, tree, [parent] if parent else [], message)
         if update_ref(git, commit, old):
             outcome.commit, outcome.merged, outcome.quick = commit, merged, quick
             with contextlib.suppress(OSError):
@@ -547,7 +589,7 @@ def changed_since_published(
     is not a valid domain file now is left out; it is published once it is one again. ``everything``:
     every file, published or not (the shared layer is new, or was deleted to start over)."""
     from expertise_kit.document.domainfile import parse_domain_text
-    from expertise_kit.errors import UserError
+    from expertise_kit.document.yamlio import read_text_file
 
     git = project.git
     found: dict[Path, tuple[str, str]] = {}
@@ -558,8 +600,8 @@ def changed_since_published(
         if base is None and not everything:
             continue
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = read_text_file(path)  # a regular file of at most 1 MiB of UTF-8: never a FIFO or a device
+        except UserError:
             continue
         if text == base and not everything:
             continue
@@ -598,7 +640,7 @@ def rewrite_shared(
         old = read_ref(git)
         try:
             old_files = shared_files(git, old)
-        except (ValueError, OSError):
+        except (ValueError, OSError, UserError):
             return None
         new_files = dict(old_files)
         for path, domain in paths.items():
@@ -667,7 +709,6 @@ def remember_plain(git: GitLocation, text: str, domain: str, plain: dict[str, An
 def _parsed(git: GitLocation, text: str, path: Path, domain: str) -> dict[str, Any] | None:
     """The plain data of a domain file's text: remembered, or parsed (and then remembered)."""
     from expertise_kit.document.domainfile import parse_domain_text
-    from expertise_kit.errors import UserError
 
     plain = remembered_plain(git, text, domain)
     if plain is not None:

@@ -48,7 +48,7 @@ class SyncOutcome:
     before: str | None = None  # our shared ref before
     after: str | None = None  # ... and after
     theirs: str | None = None  # the remote's, as fetched last
-    how: str = "unchanged"  # unchanged | fast-forward | merged | created
+    how: str = "unchanged"  # unchanged | fast-forward | merged | created | reset (the remote's went back)
     pushed: bool = False
     attempts: int = 0
     merged_files: list[str] = field(default_factory=list)
@@ -85,6 +85,16 @@ def _first_line(raw: bytes) -> str:
     return next((line for line in text.splitlines() if line.strip()), "no message")
 
 
+def _commit_or_refuse(git: GitLocation, sha: str, what: str) -> str:
+    kind = _git(git, ["cat-file", "-t", sha], check=False).decode().strip()
+    if kind != "commit":
+        raise UserError(
+            f"{what} is a {kind or 'missing object'}, not a commit: it is not a shared layer",
+            hint="ask who pushed it; `git push <remote> :refs/expertise/shared` starts it over (docs/sharing.md)",
+        )
+    return sha
+
+
 def _fetch(git: GitLocation, remote: str) -> str | None:
     """Fetch the remote's shared ref; its commit, or None when the remote has none yet."""
     import subprocess
@@ -104,7 +114,7 @@ def _fetch(git: GitLocation, remote: str) -> str | None:
             f"git fetch from {remote} failed: {_first_line(done.stderr)}", hint="check the remote and try again"
         )
     value = _git(git, ["rev-parse", "--verify", "--quiet", tracking_ref(remote)], check=False).decode().strip()
-    return value or None
+    return _commit_or_refuse(git, value, f"{remote}'s {SHARED_REF}") if value else None
 
 
 def _push(git: GitLocation, remote: str, commit: str) -> bool:
@@ -176,10 +186,12 @@ def integrate(
     merged: list[str] = []
     for path in sorted(set(our_files) | set(their_files)):
         b, o, t = base_files.get(path), our_files.get(path), their_files.get(path)
-        if o == t or t is None or t == b:
-            chosen = o if o is not None else t
-        elif o is None or o == b:
-            chosen = t
+        if o == t or t == b:
+            chosen = o  # the same on both sides, or only ours changed (or deleted) it
+        elif o == b:
+            chosen = t  # only theirs changed (or deleted) it
+        elif o is None or t is None:
+            chosen = o if o is not None else t  # deleted on one side, changed on the other: the change stays
         else:
             domain = path.rsplit("/", 1)[-1].removesuffix(".yaml")
             try:
@@ -214,16 +226,26 @@ def sync_shared(store: Store, remote: str | None = None, *, push: bool = True) -
     outcome = SyncOutcome(remote=remote)
     for attempt in range(1, _ATTEMPTS + 1):
         outcome.attempts = attempt
+        before = _git(git, ["rev-parse", "--verify", "--quiet", tracking_ref(remote)], check=False).decode().strip()
         theirs = _fetch(git, remote)
         outcome.theirs = theirs
+        # The remote's layer went back (someone reset it, say a CI job that refused what it held): take
+        # it as it is now, and push nothing back over it.
+        rewound = bool(before and theirs and before != theirs and not _is_ancestor(git, before, theirs))
         with store.locked():
-            ours = read_ref(git)
+            actual = ours = read_ref(git)
             if attempt == 1:
                 outcome.before = ours
-            new, how, merged = integrate(git, ours, theirs, line_cap=store.config.line_cap, remote=remote)
-            if new != ours:
+            if ours is not None and _git(git, ["cat-file", "-t", ours], check=False).decode().strip() != "commit":
+                ours = None  # ours names no commit: theirs replaces it (the swap below still checks the old value)
+            merged: list[str] = []
+            if rewound and (ours is None or ours == before or _is_ancestor(git, before, ours)):
+                new, how = theirs, "reset"
+            else:
+                new, how, merged = integrate(git, ours, theirs, line_cap=store.config.line_cap, remote=remote)
+            if new != actual:
                 assert new is not None
-                if not update_ref(git, new, ours, f"expertise sync: {how} {remote}"):
+                if not update_ref(git, new, actual, f"expertise sync: {how} {remote}"):
                     continue  # moved under us (a git command outside our lock): start again
                 files = shared_files(git, new)
                 write_state(git, new, files)
@@ -232,7 +254,7 @@ def sync_shared(store: Store, remote: str | None = None, *, push: bool = True) -
             if how != "unchanged":
                 outcome.how = how
             outcome.merged_files += [m for m in merged if m not in outcome.merged_files]
-        if not push or new is None or new == theirs:
+        if not push or new is None or new == theirs or how == "reset":
             return outcome
         if _push(git, remote, new):
             outcome.pushed = True
