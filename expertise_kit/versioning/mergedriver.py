@@ -26,7 +26,7 @@ from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.yamlio import read_text_file
 from expertise_kit.errors import UserError
 from expertise_kit.project import EXPERTISE_DIR, Project, find_git, find_project
-from expertise_kit.versioning.merge import merge_domain_texts
+from expertise_kit.versioning.merge import DomainMerge, merge_domain_texts
 from expertise_kit.versioning.textmerge import merge_lines
 
 __all__ = [
@@ -119,6 +119,24 @@ def _where(error: UserError) -> str:
     return place + error.message
 
 
+def _quick(project: Project, domain: str | None, texts: list[str], line_cap: int) -> DomainMerge | None:
+    """The merge by lines (``versioning.quickmerge``) when this machine's writers remembered the data of
+    all three versions (branches learning in worktrees of one repository); None: the full merge."""
+    if domain is None or project.git is None:
+        return None
+    from expertise_kit.versioning.quickmerge import quick_merge
+    from expertise_kit.versioning.shared import remember_plain, remembered_plain
+
+    base, ours, theirs = (remembered_plain(project.git, t, domain) if t.strip() else None for t in texts)
+    if ours is None or theirs is None or (base is None and texts[0].strip()):
+        return None
+    done = quick_merge(base, texts[1], ours, theirs, line_cap=line_cap, prefer=None)
+    if done is None:
+        return None
+    remember_plain(project.git, done[0], domain, done[1])  # a rebase replaying more commits merges it again
+    return DomainMerge(done[0], plain=done[1])
+
+
 def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, start: Path) -> DriverOutcome:
     """Merge ``ours`` and ``theirs`` against ``base`` into ``ours``. A file that can't be read at all
     raises its ``UserError`` and leaves ``ours`` as it was (git then records a conflict)."""
@@ -132,9 +150,13 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, 
     outcome: DriverOutcome
     result_text: str
     try:
+        quick = _quick(project, domain, texts, config.line_cap)
+    except Exception:  # noqa: BLE001 - the full merge below decides
+        quick = None
+    try:
         if domain is None:
             raise UserError("not a domain file", path=shown)
-        merged = merge_domain_texts(*texts, path=Path(shown), domain=domain, line_cap=config.line_cap)
+        merged = quick or merge_domain_texts(*texts, path=Path(shown), domain=domain, line_cap=config.line_cap)
     except UserError as exc:
         lines = merge_lines(*(t.splitlines(keepends=True) for t in texts), labels=("ours", "base", "theirs"))
         result_text = lines.text

@@ -44,19 +44,23 @@ class _Doc:
                 yield name, index, parse_item(name, raw)
 
 
-def _plan(base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any]) -> list[Edit] | None:
+def _plan(
+    base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any], prefer: str | None = "theirs"
+) -> list[Edit] | None:
+    """The merge driver's entry plan on data; None when it can't be made here, or (``prefer=None``, as the
+    driver merges) when it holds a true conflict, which the full merge marks."""
     from pydantic import ValidationError
 
     from expertise_kit.versioning.merge import _Plan, _plan_entries, _plan_keys
 
-    plan = _Plan(prefer="theirs")
+    plan = _Plan(prefer=prefer)
     try:
         docs = (_Doc(base) if base is not None else None, _Doc(ours), _Doc(theirs))
         _plan_entries(*docs, plan)  # type: ignore[arg-type]
         _plan_keys(*docs, plan)  # type: ignore[arg-type]
     except (ValidationError, TypeError, ValueError, AttributeError):
         return None
-    return plan.edits
+    return None if plan.conflicts else plan.edits
 
 
 def _sections(lines: list[str]) -> dict[str, tuple[int, int]] | None:
@@ -200,9 +204,11 @@ def quick_merge(
     new: dict[str, Any],
     *,
     line_cap: int,
+    prefer: str | None = "theirs",
 ) -> tuple[str, dict[str, Any]] | None:
     """This worktree's change (``base`` -> ``new``, their data) applied to the shared file (its text and
-    data): (text, data), verified; None when the full merge must do it."""
+    data): (text, data), verified; None when the full merge must do it. ``prefer=None``: a true conflict
+    is left to the full merge, which marks it (the merge driver)."""
     try:
         import yaml  # type: ignore[import-untyped]  # PyYAML, for its C parser only
     except ImportError:
@@ -220,7 +226,7 @@ def quick_merge(
     def only(plain: dict[str, Any]) -> dict[str, Any]:
         return {key: value for key, value in plain.items() if key not in sections or key in changed}
 
-    edits = _plan(only(base) if base is not None else None, only(shared), only(new))
+    edits = _plan(only(base) if base is not None else None, only(shared), only(new), prefer)
     if edits is None:
         return None
     if not edits:
