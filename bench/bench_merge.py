@@ -33,7 +33,7 @@ def _learned(text: str, *sessions: str, day: int = 1) -> dict[str, Any]:
     return {"text": text, "source": "learned", "sessions": list(sessions), "first_seen": stamp, "last_seen": stamp}
 
 
-def _files_at_cap() -> tuple[str, str, str]:
+def _files_at_cap(entries: int = 190) -> tuple[str, str, str]:
     from expertise_kit.document.splice import Append, Replace, apply_edits
     from expertise_kit.document.yamlio import parse_yaml_text
     from expertise_kit.store.scaffold import domain_template
@@ -41,7 +41,7 @@ def _files_at_cap() -> tuple[str, str, str]:
     path = Path(".expertise/database.yaml")
     edits = [
         Append(SECTIONS[n % 4], _learned(f"Lesson {n}: keep {n} connections warm in pool", f"s{n}", f"t{n}"))
-        for n in range(190)
+        for n in range(entries)
     ]
     base = apply_edits(parse_yaml_text(domain_template("database"), path), list(edits))
 
@@ -99,6 +99,42 @@ def file_merge(runs: int) -> None:
     print(row("expertise merge-driver, as git runs it", p50(ours_samples), baseline) + "   budget <= 3x")
     print(row("  python -I -c pass (start-up floor)", floor, baseline))
     print(row("  the merge in process (imports warm)", inside, baseline))
+    shutil.rmtree(scratch, ignore_errors=True)
+    by_lines(runs)
+
+
+def by_lines(runs: int) -> None:
+    """Below the cap, with the three versions' data remembered (branches of worktrees on one machine), the
+    driver merges by lines (versioning.quickmerge) and checks the result with libyaml."""
+    from expertise_kit.document.domainfile import parse_domain_text
+    from expertise_kit.versioning.merge import merge_domain_texts
+    from expertise_kit.versioning.quickmerge import quick_merge
+
+    base, ours, theirs = _files_at_cap(100)
+    path = Path(".expertise/database.yaml")
+    data = [parse_domain_text(t, path, "database").loaded.plain for t in (base, ours, theirs)]
+    scratch = Path(tempfile.mkdtemp(prefix="expertise-bench-merge-"))
+    for name, text in (("O", base), ("B", theirs)):
+        (scratch / name).write_text(text)
+    git = ["git", "merge-file", str(scratch / "A"), str(scratch / "O"), str(scratch / "B")]
+    git_samples = []
+    for _ in range(runs):
+        (scratch / "A").write_text(ours)
+        start = time.perf_counter()
+        subprocess.run(git, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        git_samples.append(time.perf_counter() - start)
+    quick = quick_merge(data[0], ours, data[1], data[2], line_cap=1000, prefer=None)
+    assert quick is not None, "the merge by lines declined"
+    full = merge_domain_texts(base, ours, theirs, path=path, domain="database", line_cap=1000)
+    assert quick[1] == full.plain or not full.conflicts
+    lines = p50(time_call(lambda: quick_merge(data[0], ours, data[1], data[2], line_cap=1000, prefer=None), runs))
+    whole = p50(time_call(lambda: merge_domain_texts(base, ours, theirs, path=path, domain="database",
+                                                     line_cap=1000), runs))  # fmt: skip
+    baseline = p50(git_samples)
+    print(f"\nfiles of {ours.count(chr(10))} lines (below the cap), the three versions' data remembered:")
+    print(row("git merge-file (baseline)", baseline, baseline))
+    print(row("  the merge by lines in process", lines, baseline))
+    print(row("  the full merge in process", whole, baseline))
     shutil.rmtree(scratch, ignore_errors=True)
 
 
