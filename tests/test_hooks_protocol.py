@@ -455,8 +455,8 @@ def test_doctor_says_whether_this_clone_has_the_merge_driver(project: Path, run:
     install_hooks(project, "claude-code")
 
     def driver() -> dict[str, str]:
-        (check,) = json.loads(run("hooks", "doctor", "--agent", "claude-code", "--json").stdout)["project"]
-        return dict(check)
+        checks = json.loads(run("hooks", "doctor", "--agent", "claude-code", "--json").stdout)["project"]
+        return dict(next(c for c in checks if c["name"] == "merge-driver"))
 
     assert driver()["status"] == "ok"  # `init` registered it
     git(project, "config", "--unset", "merge.expertise.driver")
@@ -466,3 +466,20 @@ def test_doctor_says_whether_this_clone_has_the_merge_driver(project: Path, run:
     result = run("hooks", "doctor", "--agent", "claude-code", "--json")
     assert result.exit_code == 1 and json.loads(result.stdout)["project"][0]["status"] == "fail"
     assert run("init").exit_code == 0 and driver()["status"] == "ok"  # init on the clone mends it
+
+
+def test_doctor_says_what_the_shared_layer_holds(project: Path, run: Cli, on_path: None) -> None:
+    install_hooks(project, "claude-code")
+
+    def shared() -> dict[str, str]:
+        checks = json.loads(run("hooks", "doctor", "--agent", "claude-code", "--json").stdout)["project"]
+        return dict(next(c for c in checks if c["name"] == "shared-layer"))
+
+    assert shared()["status"] == "ok" and "not synced with any remote" in shared()["detail"]
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"x", cwd=project, capture_output=True,
+                          check=True).stdout.decode().strip()  # fmt: skip
+    git(project, "update-ref", "refs/expertise/shared", blob)
+    assert shared()["status"] == "fail" and "git update-ref -d" in shared()["detail"]
+    assert run("hooks", "doctor", "--agent", "claude-code").exit_code == 1
+    git(project, "update-ref", "-d", "refs/expertise/shared")
+    assert shared()["status"] == "ok" and "nothing published" in shared()["detail"]

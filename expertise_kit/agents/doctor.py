@@ -423,3 +423,30 @@ def merge_driver_check(root: Path) -> Check:
         return Check("merge-driver", "fail", f"git config names `{program or command}`, which is not there: run "
                                              "`expertise init` again from this installation")  # fmt: skip
     return Check("merge-driver", "ok", f"registered ({program})")
+
+
+def shared_layer_check(project: Any) -> Check:
+    """What the shared layer (``refs/expertise/shared``) holds, whether it names a commit, and whether this
+    clone shares it with a remote."""
+    from expertise_kit.config import load_config
+    from expertise_kit.errors import UserError
+    from expertise_kit.versioning.shared import SHARED_REF, _git, read_ref, shared_files
+
+    try:
+        if not load_config(project.expertise_dir).shared_layer:
+            return Check("shared-layer", "ok", "off (`shared_layer: false` in config.yaml)")
+    except UserError as exc:
+        return Check("shared-layer", "warn", f"config.yaml can't be read: {exc.one_line()}")
+    git = project.git
+    commit = read_ref(git)
+    if commit is None:
+        return Check("shared-layer", "ok", f"on; nothing published to {SHARED_REF} yet")
+    try:
+        files = shared_files(git, commit)
+    except (ValueError, OSError, UserError) as exc:
+        return Check("shared-layer", "fail", f"{SHARED_REF} can't be read as a shared layer ({exc}): start it "
+                                             f"over with `git update-ref -d {SHARED_REF}`")  # fmt: skip
+    remotes = _git(git, ["for-each-ref", "--format=%(refname)", "refs/expertise/remotes/"], check=False).decode()
+    synced = sorted({line.split("/")[3] for line in remotes.splitlines() if line.count("/") >= 4})
+    shared = f"synced with {', '.join(synced)}" if synced else "not synced with any remote (`expertise sync` shares it)"
+    return Check("shared-layer", "ok", f"on; {len(files)} files at {commit[:12]}; {shared}")

@@ -114,7 +114,7 @@ def doctor(start: Path, agent: str | None, as_json: bool) -> None:
     """
     import json
 
-    from expertise_kit.agents.doctor import diagnose, merge_driver_check
+    from expertise_kit.agents.doctor import diagnose, merge_driver_check, shared_layer_check
     from expertise_kit.agents.installer import AGENTS
     from expertise_kit.errors import CheckFailed
     from expertise_kit.project import find_project
@@ -126,22 +126,28 @@ def doctor(start: Path, agent: str | None, as_json: bool) -> None:
             click.echo(json.dumps({"agents": [], "status": "fail"}, indent=2))
         raise CheckFailed("no agent's hooks are installed here", hint="run `expertise hooks install --agent NAME`")
     reports = diagnose(project.root, names)
-    driver = merge_driver_check(project.root) if project.git is not None else None
-    broken = [r.agent for r in reports if r.status == "fail"] + (
-        ["merge driver"] if driver and driver.status == "fail" else []
+    project_checks = (
+        [merge_driver_check(project.root), shared_layer_check(project)] if project.git is not None else []
     )
+    broken = [r.agent for r in reports if r.status == "fail"] + [
+        check.name for check in project_checks if check.status == "fail"
+    ]
     if as_json:
         status = "fail" if broken else "ok"
-        project_checks = [vars(driver)] if driver else []
-        click.echo(json.dumps({"agents": [r.as_json() for r in reports], "project": project_checks, "status": status},
-                              indent=2))  # fmt: skip
+        click.echo(json.dumps({"agents": [r.as_json() for r in reports], "project": [vars(c) for c in project_checks],
+                               "status": status}, indent=2))  # fmt: skip
     else:
         for report in reports:
             version = f" {report.version}" if report.version else ""
             click.echo(f"{report.agent}{version} ({report.settings}): {report.status}")
             for check in report.checks:
                 click.echo(f"  {check.status:<4} {check.name}: {check.detail}")
-        if driver:
-            click.echo(f"project: {driver.status}\n  {driver.status:<4} {driver.name}: {driver.detail}")
+        if project_checks:
+            worst = "fail" if any(c.status == "fail" for c in project_checks) else (
+                "warn" if any(c.status == "warn" for c in project_checks) else "ok"
+            )
+            click.echo(f"project: {worst}")
+            for check in project_checks:
+                click.echo(f"  {check.status:<4} {check.name}: {check.detail}")
     if broken:
         raise CheckFailed(f"hooks doctor found problems for {', '.join(broken)}", hint="see the fail lines above")
