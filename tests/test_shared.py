@@ -614,7 +614,10 @@ def test_a_packed_shared_ref_is_still_read(worktrees: tuple[Path, Path]) -> None
     assert "After the pack" in pre_hook(b, "anything after the pack")
 
 
-def test_sync_after_the_remote_layer_was_reset_takes_it_and_pushes_nothing(clones: list[Path]) -> None:
+@pytest.mark.parametrize("who", ["the clone that pushed it", "a clone that fetched it"])
+def test_sync_after_the_remote_layer_was_reset_drops_what_it_dropped_and_keeps_the_rest(
+    clones: list[Path], who: str
+) -> None:
     first, second = clones[0], clones[1]
     learn_session(first, "s-1")
     assert Cli(first)("sync").exit_code == 0
@@ -623,7 +626,63 @@ def test_sync_after_the_remote_layer_was_reset_takes_it_and_pushes_nothing(clone
     assert Cli(first)("sync").exit_code == 0
     assert Cli(second)("sync").exit_code == 0  # the second clone has the bad one too
     git(first, "push", "-q", "--force", "origin", f"{good}:{SHARED_REF}")  # CI resets the remote
-    result = Cli(second)("sync")
+    clone = first if who.startswith("the clone that pushed") else second
+    learn_session(clone, "s-7")  # learned here since, not synced yet
+    result = Cli(clone)("sync")
     assert result.exit_code == 0 and "was reset" in result.output, result.output
-    assert git(second, "ls-remote", "origin", SHARED_REF).split()[0] == good
-    assert git(second, "rev-parse", SHARED_REF).strip() == good
+    remote = git(clone, "ls-remote", "origin", SHARED_REF).split()[0]
+    assert git(clone, "rev-parse", SHARED_REF).strip() == remote
+    assert git(clone, "merge-base", "--is-ancestor", good, remote) == ""  # on top of the reset, not over it
+    on_remote = texts(parse_domain_text(git(clone, "show", f"{remote}:.expertise/database.yaml"), Path("x"),
+                                        "database").loaded.plain, "patterns")  # fmt: skip
+    assert "Database lesson of session 2" not in on_remote  # what the reset dropped stays dropped
+    assert "Database lesson of session 1" in on_remote and "Database lesson of session 7" in on_remote
+    again = Cli(clone)("sync")  # and a second sync changes nothing
+    assert again.exit_code == 0 and git(clone, "ls-remote", "origin", SHARED_REF).split()[0] == remote
+
+
+def delete_by_hand_and_publish(root: Path, lesson: str) -> None:
+    """Delete a database pattern by hand, commit it with plain git; the next revision publishes it."""
+    path = root / ".expertise" / "database.yaml"
+    path.write_text(path.read_text().replace(f"  - {lesson}\n", ""))
+    git(root, "commit", "-q", "-am", f"drop {lesson}")
+    Cli(root)("add", "testing", "patterns", "Anything")
+
+
+def test_a_branch_made_again_under_the_same_name_deletes_nothing(worktrees: tuple[Path, Path]) -> None:
+    a, _ = worktrees
+    Cli(a)("add", "database", "patterns", "Old task lesson")
+    git(a, "checkout", "-q", "-B", "branch-a", "main")  # a new task in the same worktree, same branch name
+    Cli(a)("add", "database", "patterns", "New task lesson")
+    assert sorted(texts(shared_doc(a, "database"), "patterns")) == ["New task lesson", "Old task lesson"]
+    delete_by_hand_and_publish(a, "New task lesson")  # from here the new branch's deletions count again
+    assert texts(shared_doc(a, "database"), "patterns") == ["Old task lesson"]
+
+
+def test_a_branch_with_a_very_long_name_publishes_its_deletions(worktrees: tuple[Path, Path]) -> None:
+    a, _ = worktrees
+    git(a, "checkout", "-q", "-b", "/".join(["x" * 100] * 3))
+    Cli(a)("add", "database", "patterns", "Keep")
+    Cli(a)("add", "database", "patterns", "Drop")
+    delete_by_hand_and_publish(a, "Drop")
+    assert texts(shared_doc(a, "database"), "patterns") == ["Keep"]
+
+
+def test_a_new_root_after_a_tag_holds_every_file_of_the_worktree(worktrees: tuple[Path, Path]) -> None:
+    a, _ = worktrees
+    Cli(a)("add", "database", "patterns", "Database lesson")
+    git(a, "tag", "-a", "-m", "a tag", "v2")
+    git(a, "update-ref", SHARED_REF, git(a, "rev-parse", "v2").strip())
+    Cli(a)("add", "testing", "patterns", "Testing lesson")
+    assert texts(shared_doc(a, "database"), "patterns") == ["Database lesson"]
+    assert texts(shared_doc(a, "testing"), "patterns") == ["Testing lesson"]
+
+
+def test_sync_with_a_local_ref_that_is_no_layer_and_none_on_the_remote(clones: list[Path]) -> None:
+    first = clones[0]
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"x", cwd=first, capture_output=True,
+                          check=True).stdout.decode().strip()  # fmt: skip
+    git(first, "update-ref", SHARED_REF, blob)
+    result = Cli(first)("sync")
+    assert result.exit_code == 0, result.output  # nothing to take in, nothing worth pushing: no crash
+    assert git(first, "rev-parse", SHARED_REF).strip() == blob

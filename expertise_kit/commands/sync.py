@@ -28,7 +28,7 @@ def sync(start: Path, remote: str | None, no_push: bool) -> None:
         "unchanged": [] if outcome.pushed else ["nothing new"],
         "fast-forward": ["took in the remote's new lessons"],
         "created": ["took in the remote's lessons"],
-        "reset": ["the remote's shared layer was reset, so this clone took it as it is and pushed nothing"],
+        "reset": ["the remote's shared layer was reset: what it dropped was dropped here too"],
         "merged": ["merged the remote's lessons with this clone's"],
     }[outcome.how]
     if outcome.merged_files:

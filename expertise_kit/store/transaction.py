@@ -177,7 +177,7 @@ class Transaction:
         }
         if not files:
             return
-        from expertise_kit.versioning.shared import changed_since_published, publish, read_ref, shared_message
+        from expertise_kit.versioning.shared import changed_since_published, layer_missing, publish, shared_message
 
         try:
             others = {
@@ -186,7 +186,7 @@ class Transaction:
                 if project.domain_path(name) not in files
             }
             # A new layer (or one deleted to start over) gets every file of this worktree, not only this one.
-            files.update(changed_since_published(project, others, everything=read_ref(project.git) is None))
+            files.update(changed_since_published(project, others, everything=layer_missing(project.git)))
             self.published = publish(
                 project,
                 files,

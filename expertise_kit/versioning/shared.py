@@ -67,6 +67,7 @@ __all__ = [
     "branch_name",
     "changed_since_published",
     "rewrite_shared",
+    "layer_missing",
     "remember_plain",
     "remembered_plain",
 ]
@@ -359,12 +360,104 @@ def _quoted(rel: str) -> str:
     return rel.replace("%", "%25").replace("/", "%2F")
 
 
+def _branch_dir(git: GitLocation) -> Path:
+    """Where this worktree keeps what its current branch last published. Per branch: after a checkout of
+    another branch, the new branch's file is not a change of the old one's (publishing it as one would
+    delete the old branch's lessons from the layer); a branch that never published has no base, and its
+    first publish is a union. A name too long for a file name (or with characters some file systems
+    refuse) is kept under its digest."""
+    name = branch_name(git)
+    quoted = _quoted(name)
+    if len(quoted.encode("utf-8", "surrogateescape")) > 120 or any(ch in quoted for ch in '<>:"|?*\\'):
+        quoted = "h-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+    return git.git_dir / "expertise" / "shared-base" / quoted
+
+
 def _base_path(git: GitLocation, rel: str) -> Path:
-    """Where this worktree keeps a file as its current branch last published it. Per branch: after a
-    checkout of another branch, the new branch's file is not a change of the old one's (publishing it as
-    one would delete the old branch's lessons from the layer); a branch that never published has no base,
-    and its first publish is a union."""
-    return git.git_dir / "expertise" / "shared-base" / _quoted(branch_name(git)) / _quoted(rel)
+    return _branch_dir(git) / _quoted(rel)
+
+
+_valid_bases: dict[tuple[str, str], bool] = {}  # (branch dir, HEAD) -> whether its base still holds
+
+
+def layer_missing(git: GitLocation) -> bool:
+    """No shared layer to publish a change into: no ref, or one that names no commit (a tag, a blob). The
+    next publish then starts one with every file of the worktree. A commit that isn't loose (packed by
+    `git gc`) is taken to be one: asking git would cost every write three processes."""
+    commit = read_ref(git)
+    if commit is None:
+        return True
+    try:
+        raw = zlib.decompressobj().decompress(_object_path(git, commit).read_bytes(), 64)
+    except (OSError, zlib.error):
+        return False
+    return not raw.startswith(b"commit ")
+
+
+def _loose_parents(git: GitLocation, sha: str) -> list[str] | None:
+    """A commit's parents, read from its loose object; None when it isn't loose."""
+    try:
+        raw = zlib.decompress(_object_path(git, sha).read_bytes())
+    except (OSError, zlib.error):
+        return None
+    header, _, body = raw.partition(b"\0")
+    if not header.startswith(b"commit "):
+        return None
+    head, _, _ = body.partition(b"\n\n")
+    return [line[7:].decode("ascii", "replace") for line in head.split(b"\n") if line.startswith(b"parent ")]
+
+
+def _descends(git: GitLocation, head: str, ancestor: str) -> bool:
+    """Whether ``ancestor`` is ``head`` or one of its ancestors: the recent history is read from loose
+    objects (our own commits are), anything further asked of git once."""
+    frontier, seen = [head], set[str]()
+    while frontier and len(seen) < 64:
+        commit = frontier.pop()
+        if commit == ancestor:
+            return True
+        if commit in seen:
+            continue
+        seen.add(commit)
+        parents = _loose_parents(git, commit)
+        if parents is None:
+            break
+        frontier += parents
+    else:
+        if not frontier:
+            return False
+    done = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", ancestor, head], capture_output=True, cwd=git.toplevel,
+        env={**os.environ, "GIT_DIR": str(git.git_dir)}, timeout=60, check=False,
+    )  # fmt: skip
+    return done.returncode == 0
+
+
+def _base_holds(git: GitLocation) -> bool:
+    """A branch's base speaks for it only while its HEAD descends from where it was when it published: a
+    branch deleted and made again under the same name (`checkout -B`), reset or rebased starts over (its
+    next publish is a union, which deletes nothing)."""
+    from expertise_kit.versioning.busy import head_sha
+
+    directory = _branch_dir(git)
+    recorded = _read_text(directory / "HEAD")
+    if not recorded:
+        return True  # nothing recorded: no base either, or one from before this was kept
+    head = head_sha(git) or ""
+    key = (str(directory), head)
+    if key not in _valid_bases:
+        _valid_bases[key] = bool(head) and (head == recorded or _descends(git, head, recorded))
+    return _valid_bases[key]
+
+
+def _note_base_head(git: GitLocation) -> None:
+    from expertise_kit.versioning.busy import head_sha
+
+    head = head_sha(git)
+    _valid_bases.clear()
+    if head:
+        directory = _branch_dir(git)
+        directory.mkdir(parents=True, exist_ok=True)
+        write_atomic(directory / "HEAD", (head + "\n").encode("ascii"))
 
 
 def write_state(git: GitLocation, commit: str | None, files: dict[str, str]) -> None:
@@ -578,6 +671,8 @@ def publish(
     for rel, (_, _, text) in wanted.items():
         with contextlib.suppress(OSError):
             _write_base(git, rel, text)
+    with contextlib.suppress(OSError):
+        _note_base_head(git)
     return outcome
 
 
@@ -614,6 +709,8 @@ def changed_since_published(
 
 
 def _read_base(git: GitLocation, rel: str) -> str | None:
+    if not _base_holds(git):
+        return None
     try:
         return _base_path(git, rel).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

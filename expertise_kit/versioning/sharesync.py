@@ -161,20 +161,29 @@ def _text(git: GitLocation, sha: str | None) -> str | None:
 
 
 def integrate(
-    git: GitLocation, ours: str | None, theirs: str | None, *, line_cap: int, remote: str
+    git: GitLocation,
+    ours: str | None,
+    theirs: str | None,
+    *,
+    line_cap: int,
+    remote: str,
+    base: str | None = None,
 ) -> tuple[str | None, str, list[str]]:
-    """Our shared ref with theirs taken in: (commit, how, files merged entry by entry)."""
+    """Our shared ref with theirs taken in: (commit, how, files merged entry by entry). ``base``: merge
+    against it rather than the common ancestor (theirs went back to an earlier state: what it dropped
+    since ``base`` is dropped from ours too)."""
     if theirs is None or ours == theirs:
         return ours, "unchanged", []
     if ours is None:
         return theirs, "created", []
-    if _is_ancestor(git, theirs, ours):
-        return ours, "unchanged", []
-    if _is_ancestor(git, ours, theirs):
-        return theirs, "fast-forward", []
+    if base is None:
+        if _is_ancestor(git, theirs, ours):
+            return ours, "unchanged", []
+        if _is_ancestor(git, ours, theirs):
+            return theirs, "fast-forward", []
     from expertise_kit.versioning.merge import merge_domain_texts
 
-    base = _git(git, ["merge-base", ours, theirs], check=False).decode().strip() or None
+    base = base or _git(git, ["merge-base", ours, theirs], check=False).decode().strip() or None
     try:
         base_files, our_files, their_files = (shared_files(git, c) for c in (base, ours, theirs))
     except ValueError as exc:
@@ -205,6 +214,8 @@ def integrate(
                 chosen = o  # theirs is not a valid domain file: ours stands
         if chosen is not None:
             result[path] = chosen
+    if result == their_files:
+        return theirs, "fast-forward", merged  # nothing of ours is left to add: theirs as it is
     tree = write_tree_of(git, result)
     message = (
         f"expertise(shared): merge the shared layer of {remote}\n\n"
@@ -215,8 +226,28 @@ def integrate(
     return write_commit(git, tree, [ours, theirs], message), "merged", merged
 
 
+def synced_ref(remote: str) -> str:
+    """What the remote's shared ref last was as this clone knew it: fetched, or pushed by us. A fetch moves
+    the tracking ref but a push does not, so this one is ours, moved under the lock."""
+    return f"refs/expertise/synced/{remote}"
+
+
+def _read(git: GitLocation, ref: str) -> str | None:
+    return _git(git, ["rev-parse", "--verify", "--quiet", ref], check=False).decode().strip() or None
+
+
+def _note_synced(git: GitLocation, remote: str, commit: str | None) -> None:
+    if commit is not None:
+        _git(git, ["update-ref", synced_ref(remote), commit], check=False)
+
+
 def sync_shared(store: Store, remote: str | None = None, *, push: bool = True) -> SyncOutcome:
-    """Fetch, integrate and push the shared layer; retried when another clone pushed first."""
+    """Fetch, integrate and push the shared layer; retried when another clone pushed first.
+
+    When the remote's layer went back to an earlier state this clone had synced (someone reset it, say a
+    CI job that refused a lesson), what it dropped since is dropped here too, by a three-way merge with
+    that synced state as the base; what this clone learned since is kept, and pushed on top.
+    """
     project = store.project
     git = project.git
     if git is None:
@@ -226,37 +257,37 @@ def sync_shared(store: Store, remote: str | None = None, *, push: bool = True) -
     outcome = SyncOutcome(remote=remote)
     for attempt in range(1, _ATTEMPTS + 1):
         outcome.attempts = attempt
-        before = _git(git, ["rev-parse", "--verify", "--quiet", tracking_ref(remote)], check=False).decode().strip()
         theirs = _fetch(git, remote)
         outcome.theirs = theirs
-        # The remote's layer went back (someone reset it, say a CI job that refused what it held): take
-        # it as it is now, and push nothing back over it.
-        rewound = bool(before and theirs and before != theirs and not _is_ancestor(git, before, theirs))
         with store.locked():
             actual = ours = read_ref(git)
             if attempt == 1:
                 outcome.before = ours
             if ours is not None and _git(git, ["cat-file", "-t", ours], check=False).decode().strip() != "commit":
                 ours = None  # ours names no commit: theirs replaces it (the swap below still checks the old value)
-            merged: list[str] = []
-            if rewound and (ours is None or ours == before or _is_ancestor(git, before, ours)):
-                new, how = theirs, "reset"
-            else:
-                new, how, merged = integrate(git, ours, theirs, line_cap=store.config.line_cap, remote=remote)
-            if new != actual:
-                assert new is not None
+            last = _read(git, synced_ref(remote))
+            rewound = bool(theirs and last and theirs != last and _is_ancestor(git, theirs, last))
+            new, how, merged = integrate(
+                git, ours, theirs, line_cap=store.config.line_cap, remote=remote, base=last if rewound else None
+            )
+            if rewound:
+                how = "reset"
+            if new is not None and new != actual:
                 if not update_ref(git, new, actual, f"expertise sync: {how} {remote}"):
                     continue  # moved under us (a git command outside our lock): start again
                 files = shared_files(git, new)
                 write_state(git, new, files)
                 _refresh_cache(store, shared_files(git, ours), files)
+            _note_synced(git, remote, theirs)
             outcome.after = new
             if how != "unchanged":
                 outcome.how = how
             outcome.merged_files += [m for m in merged if m not in outcome.merged_files]
-        if not push or new is None or new == theirs or how == "reset":
+        if not push or new is None or new == theirs:
             return outcome
         if _push(git, remote, new):
+            with store.locked():
+                _note_synced(git, remote, new)
             outcome.pushed = True
             return outcome
         time.sleep(random.uniform(0.05, 0.2) * attempt)
