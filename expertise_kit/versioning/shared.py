@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 from expertise_kit import clock
-from expertise_kit.document.atomic import write_atomic
 from expertise_kit.errors import UserError
 from expertise_kit.project import GitLocation, Project
 from expertise_kit.versioning.git import SAFE_CONFIG
@@ -352,6 +351,21 @@ def update_ref(git: GitLocation, new: str, old: str | None, reason: str = "exper
 # -- where things are kept ----------------------------------------------------------------------------
 
 
+def _write_quick(path: Path, data: bytes) -> None:
+    """Replace ``path`` whole (a reader sees the old bytes or the new), without waiting for the disk: what
+    is kept here (state, bases, remembered data) only saves work, and a copy lost in a crash costs a
+    rebuild or a union publish, never a lesson. The store's own files keep `write_atomic`'s fsyncs."""
+    handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
 def state_path(git: GitLocation) -> Path:
     return git.common_dir / "expertise" / "shared" / "state.bin"
 
@@ -457,14 +471,14 @@ def _note_base_head(git: GitLocation) -> None:
     if head:
         directory = _branch_dir(git)
         directory.mkdir(parents=True, exist_ok=True)
-        write_atomic(directory / "HEAD", (head + "\n").encode("ascii"))
+        _write_quick(directory / "HEAD", (head + "\n").encode("ascii"))
 
 
 def write_state(git: GitLocation, commit: str | None, files: dict[str, str]) -> None:
     """What the hook reads to tell which domains the shared layer changed: the ref's commit, each blob."""
     path = state_path(git)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, marshal.dumps({"commit": commit or "", "files": dict(files)}))
+    _write_quick(path, marshal.dumps({"commit": commit or "", "files": dict(files)}))
 
 
 def _state(git: GitLocation) -> dict[str, Any] | None:
@@ -720,7 +734,7 @@ def _read_base(git: GitLocation, rel: str) -> str | None:
 def _write_base(git: GitLocation, rel: str, text: str) -> None:
     path = _base_path(git, rel)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text.encode("utf-8"))
+    _write_quick(path, text.encode("utf-8"))
 
 
 def rewrite_shared(
@@ -793,10 +807,7 @@ def remember_plain(git: GitLocation, text: str, domain: str, plain: dict[str, An
         return
     with contextlib.suppress(OSError):
         memo.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=memo.parent)
-        with os.fdopen(handle, "wb") as out:
-            out.write(pickle.dumps(plain))
-        os.replace(temp, memo)  # no fsync: a lost memo only means one parse more
+        _write_quick(memo, pickle.dumps(plain))  # no fsync: a lost memo only means one parse more
         if random.random() < 0.1:  # now and then: a listing costs more than the write
             kept = sorted(memo.parent.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
             for old in kept[_MEMO_KEPT:]:
