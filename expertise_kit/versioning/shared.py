@@ -124,9 +124,24 @@ def read_ref(git: GitLocation) -> str | None:
     return None
 
 
+_configs: dict[str, tuple[Any, str]] = {}  # config path -> (its stat signature, what _config made of it)
+
+
 def _config(git: GitLocation) -> str:
-    """The repository's config file, lowercased with no blanks: enough to spot the few settings below."""
-    return _read_text(git.common_dir / "config").lower().replace(" ", "").replace("\t", "")
+    """The repository's config file, lowercased with no blanks: enough to spot the few settings below.
+    Read again only when the file changed (a write asks several times)."""
+    path = str(git.common_dir / "config")
+    try:
+        st = os.stat(path)
+        stamp: Any = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        stamp = None
+    known = _configs.get(path)
+    if known is not None and stamp is not None and known[0] == stamp:
+        return known[1]
+    text = _read_text(Path(path)).lower().replace(" ", "").replace("\t", "")
+    _configs[path] = (stamp, text)
+    return text
 
 
 def _algorithm(git: GitLocation) -> str:
