@@ -221,3 +221,27 @@ def test_git_refusing_the_repo_is_one_error_line(project: Path) -> None:
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and "dubious ownership" in lines[0] and "safe.directory" in lines[0], lines
         assert "Traceback" not in done.stderr
+
+
+def test_a_commit_git_takes_off_the_branch_is_made_again_not_reported_done(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git stash` resets the branch to the HEAD it read before our commit landed: the commit is then off the
+    branch and its entry off the disk. The write must notice, put it back and commit again."""
+    from expertise_kit.store import transaction as transaction_module
+
+    real = transaction_module.commit_revision
+    calls = []
+
+    def commit_then_stash_resets(project_arg, revision):  # type: ignore[no-untyped-def]
+        outcome = real(project_arg, revision)
+        calls.append(outcome.sha)
+        if len(calls) == 1 and outcome.sha:
+            git(project, "reset", "-q", "--hard", f"{outcome.sha}~1")  # as the stash's reset does
+        return outcome
+
+    monkeypatch.setattr(transaction_module, "commit_revision", commit_then_stash_resets)
+    result = Store(find_project(project)).add_items("api", [("patterns", "Survives the reset")])
+    assert result.commit is not None and result.commit.sha and len(calls) == 2
+    assert result.commit.sha == git(project, "rev-parse", "HEAD").strip()
+    assert "Survives the reset" in git(project, "show", "HEAD:.expertise/api.yaml")

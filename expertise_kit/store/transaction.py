@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from expertise_kit.document.atomic import write_atomic
 from expertise_kit.document.cap import CapResult, fit_to_cap
-from expertise_kit.document.domainfile import DomainDoc
+from expertise_kit.document.domainfile import DomainDoc, parse_domain_text
 from expertise_kit.document.entries import item_id, parse_item
 from expertise_kit.document.splice import Append, Edit, expected_plain
 from expertise_kit.errors import UserError
@@ -242,7 +242,11 @@ class Transaction:
             return outcome
         expected = {p.path: p.data for p in self.planned.values()}
         sha = outcome.sha
-        if sha is not None and all(committed_holds(self.store, sha, path, data) for path, data in expected.items()):
+        if (
+            sha is not None
+            and all(committed_holds(self.store, sha, path, data) for path, data in expected.items())
+            and _on_branch(git, sha)
+        ):
             return outcome
         for _ in range(_RECOVERY_ATTEMPTS):
             if busy_reason(git, index_wait=2.0) is not None:
@@ -251,14 +255,43 @@ class Transaction:
             retried = commit_revision(project, revision)
             if retried.deferred is not None:
                 return retried  # recorded as pending by commit_revision itself
-            if retried.sha is not None and all(
-                (data := _read_bytes(path)) is not None and committed_holds(self.store, retried.sha, path, data)
-                for path in expected
+            if (
+                retried.sha is not None
+                and all(
+                    (data := _read_bytes(path)) is not None and committed_holds(self.store, retried.sha, path, data)
+                    for path in expected
+                )
+                and self._holds_what_was_added(retried.sha)
             ):
                 return retried
         reason = "the change did not reach HEAD (a `git stash` or checkout ran while it was being committed)"
         record_pending(project, revision, reason)
         return CommitOutcome(deferred=reason, hint="the next change or `expertise history --sync` commits it")
+
+    def _holds_what_was_added(self, sha: str) -> bool:
+        """Whether commit ``sha`` holds every entry this revision added. The retry above commits the files
+        as they are on disk, which a person may have edited on top (so not our bytes); and git itself can
+        move the branch back under us (a `git stash` resetting to the HEAD it read before our commit
+        landed), so a commit is only ours if our entries are in it."""
+        git = self.store.project.git
+        assert git is not None
+        for planned in self.planned.values():
+            if not planned.appended or planned.domain is None:
+                continue
+            relative = planned.path.resolve().relative_to(git.toplevel).as_posix()
+            with open_repo(git.toplevel) as repo:
+                shown = run_git(repo, ["show", f"{sha}:{relative}"], check=False)
+            if shown.status != 0:
+                return False
+            try:
+                doc = parse_domain_text(shown.stdout, planned.path, planned.domain)
+            except UserError:
+                return False
+            present = doc.ids()
+            for entry in planned.appended:
+                if item_id(entry["section"], parse_item(entry["section"], entry["item"])) not in present:
+                    return False
+        return True
 
     def _put_back(self, revision: Revision) -> None:
         """Git took our change off the disk: a file reset to HEAD gets our bytes back; one changed since
@@ -277,6 +310,15 @@ class Transaction:
     def _refresh_cache(self) -> None:
         changed = {p.domain: p.plain for p in self.planned.values() if p.domain and p.plain is not None}
         _refresh(self.store, changed, config_changed=self.config_changed)
+
+
+def _on_branch(git: Any, sha: str) -> bool:
+    """Whether HEAD still holds commit ``sha``: `git stash` resets the branch to the HEAD it read before
+    our commit landed, which takes our commit off it."""
+    from expertise_kit.versioning.shared import descends
+
+    head = head_sha(git)
+    return head is None or head == sha or descends(git, head, sha)
 
 
 def _blob(project: Any, data: bytes) -> str:

@@ -67,6 +67,7 @@ __all__ = [
     "changed_since_published",
     "rewrite_shared",
     "layer_missing",
+    "descends",
     "remember_plain",
     "remembered_plain",
 ]
@@ -436,7 +437,7 @@ def _loose_parents(git: GitLocation, sha: str) -> list[str] | None:
     return [line[7:].decode("ascii", "replace") for line in head.split(b"\n") if line.startswith(b"parent ")]
 
 
-def _descends(git: GitLocation, head: str, ancestor: str) -> bool:
+def descends(git: GitLocation, head: str, ancestor: str) -> bool:
     """Whether ``ancestor`` is ``head`` or one of its ancestors: the recent history is read from loose
     objects (our own commits are), anything further asked of git once."""
     frontier, seen = [head], set[str]()
@@ -474,7 +475,7 @@ def _base_holds(git: GitLocation) -> bool:
     head = head_sha(git) or ""
     key = (str(directory), head)
     if key not in _valid_bases:
-        _valid_bases[key] = bool(head) and (head == recorded or _descends(git, head, recorded))
+        _valid_bases[key] = bool(head) and (head == recorded or descends(git, head, recorded))
     return _valid_bases[key]
 
 
