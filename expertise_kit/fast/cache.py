@@ -75,9 +75,19 @@ def read_regular(path: str, limit: int = -1) -> bytes | None:
         os.close(descriptor)
 
 
+_locations: dict[str, tuple[str, str] | None] = {}  # root -> _git_location's answer, for this process
+
+
 def _git_location(root: str) -> tuple[str, str] | None:
     """(work tree top, this worktree's git dir) for ``root``, read the way ``project.find_git`` reads it:
-    the nearest ``.git`` at or above, a directory or a ``gitdir: <path>`` file. No git process, no pathlib."""
+    the nearest ``.git`` at or above, a directory or a ``gitdir: <path>`` file. No git process, no pathlib.
+    Found once per process: the cache's place and the shared layer's both start from it."""
+    if root not in _locations:
+        _locations[root] = _find_git_location(root)
+    return _locations[root]
+
+
+def _find_git_location(root: str) -> tuple[str, str] | None:
     directory = root
     while True:
         dot_git = os.path.join(directory, ".git")

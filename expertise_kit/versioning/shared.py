@@ -45,6 +45,7 @@ from expertise_kit import clock
 from expertise_kit.errors import UserError
 from expertise_kit.project import GitLocation, Project
 from expertise_kit.versioning.git import SAFE_CONFIG
+from expertise_kit.versioning.objects import _loose
 
 __all__ = [
     "SHARED_REF",
@@ -61,7 +62,7 @@ __all__ = [
     "update_ref",
     "write_commit",
     "write_tree_of",
-    "forget_base",
+    "run",
     "shared_message",
     "branch_name",
     "changed_since_published",
@@ -80,17 +81,20 @@ _FALLBACK_IDENTITY = ("expertise_kit", "expertise@localhost")
 # -- git plumbing, mostly without git ----------------------------------------------------------------
 
 
-def _git(git: GitLocation, args: list[str], *, data: bytes | None = None, check: bool = True) -> bytes:
+def run(
+    git: GitLocation, args: list[str], *, data: bytes | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[bytes]:
+    """One git process for this repository, without GitPython (the shared layer's writes stay cheap), with
+    the settings every command of ours runs with."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_DIR": str(git.git_dir)}
-    done = subprocess.run(
-        ["git", *SAFE_CONFIG, *args],
-        input=data,
-        capture_output=True,
-        env=env,
-        cwd=git.toplevel,
-        timeout=60,
-        check=False,
-    )
+    return subprocess.run(
+        ["git", *SAFE_CONFIG, *args], input=data, capture_output=True, env=env, cwd=git.toplevel,
+        timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def _git(git: GitLocation, args: list[str], *, data: bytes | None = None, check: bool = True) -> bytes:
+    done = run(git, args, data=data)
     if check and done.returncode != 0:
         from expertise_kit.versioning.git import GitError
 
@@ -352,16 +356,7 @@ def update_ref(git: GitLocation, new: str, old: str | None, reason: str = "exper
     done = _update_ref_file(git, new, old)
     if done is not None:
         return done
-    zero = "0" * len(new)
-    ran = subprocess.run(
-        ["git", *SAFE_CONFIG, "update-ref", "-m", reason, SHARED_REF, new, old or zero],
-        capture_output=True,
-        env={**os.environ, "GIT_DIR": str(git.git_dir), "LC_ALL": "C"},
-        cwd=git.toplevel,
-        timeout=60,
-        check=False,
-    )
-    return ran.returncode == 0
+    return run(git, ["update-ref", "-m", reason, SHARED_REF, new, old or "0" * len(new)]).returncode == 0
 
 
 # -- where things are kept ----------------------------------------------------------------------------
@@ -417,23 +412,16 @@ def layer_missing(git: GitLocation) -> bool:
     commit = read_ref(git)
     if commit is None:
         return True
-    try:
-        raw = zlib.decompressobj().decompress(_object_path(git, commit).read_bytes(), 64)
-    except (OSError, zlib.error):
-        return False
-    return not raw.startswith(b"commit ")
+    found = _loose(git, commit)
+    return found is not None and found[0] != b"commit"
 
 
 def _loose_parents(git: GitLocation, sha: str) -> list[str] | None:
     """A commit's parents, read from its loose object; None when it isn't loose."""
-    try:
-        raw = zlib.decompress(_object_path(git, sha).read_bytes())
-    except (OSError, zlib.error):
+    found = _loose(git, sha)
+    if found is None or found[0] != b"commit":
         return None
-    header, _, body = raw.partition(b"\0")
-    if not header.startswith(b"commit "):
-        return None
-    head, _, _ = body.partition(b"\n\n")
+    head, _, _ = found[1].partition(b"\n\n")
     return [line[7:].decode("ascii", "replace") for line in head.split(b"\n") if line.startswith(b"parent ")]
 
 
@@ -455,11 +443,7 @@ def descends(git: GitLocation, head: str, ancestor: str) -> bool:
     else:
         if not frontier:
             return False
-    done = subprocess.run(
-        ["git", "merge-base", "--is-ancestor", ancestor, head], capture_output=True, cwd=git.toplevel,
-        env={**os.environ, "GIT_DIR": str(git.git_dir)}, timeout=60, check=False,
-    )  # fmt: skip
-    return done.returncode == 0
+    return run(git, ["merge-base", "--is-ancestor", ancestor, head]).returncode == 0
 
 
 def _base_holds(git: GitLocation) -> bool:
@@ -541,15 +525,6 @@ def shared_text(project: Project, path: Path) -> tuple[str, str] | None:
         return (sha, data.decode("utf-8")) if len(data) <= MAX_FILE_BYTES else None
     except (OSError, ValueError, UnicodeDecodeError, subprocess.SubprocessError, UserError):
         return None
-
-
-def forget_base(project: Project) -> None:
-    """Forget what this worktree published (tests, and a worktree that starts over)."""
-    if project.git is None:
-        return
-    import shutil
-
-    shutil.rmtree(project.git.git_dir / "expertise" / "shared-base", ignore_errors=True)
 
 
 # -- publishing ---------------------------------------------------------------------------------------

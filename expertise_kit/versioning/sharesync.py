@@ -22,6 +22,7 @@ from expertise_kit.versioning.shared import (
     _git,
     read_blob,
     read_ref,
+    run,
     shared_files,
     update_ref,
     write_commit,
@@ -97,15 +98,8 @@ def _commit_or_refuse(git: GitLocation, sha: str, what: str) -> str:
 
 def _fetch(git: GitLocation, remote: str) -> str | None:
     """Fetch the remote's shared ref; its commit, or None when the remote has none yet."""
-    import subprocess
-
-    from expertise_kit.versioning.git import SAFE_CONFIG
-
-    done = subprocess.run(
-        ["git", *SAFE_CONFIG, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-         f"+{SHARED_REF}:{tracking_ref(remote)}"],
-        capture_output=True, env=_env(git), cwd=git.toplevel, timeout=300, check=False,
-    )  # fmt: skip
+    refspec = f"+{SHARED_REF}:{tracking_ref(remote)}"
+    done = run(git, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, refspec], timeout=300)
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace")
         if "couldn't find remote ref" in message or "could not find remote ref" in message:
@@ -119,14 +113,7 @@ def _fetch(git: GitLocation, remote: str) -> str | None:
 
 def _push(git: GitLocation, remote: str, commit: str) -> bool:
     """Push ``commit`` as the remote's shared ref; False when the remote moved first (fetch and retry)."""
-    import subprocess
-
-    from expertise_kit.versioning.git import SAFE_CONFIG
-
-    done = subprocess.run(
-        ["git", *SAFE_CONFIG, "push", "--quiet", "--porcelain", remote, f"{commit}:{SHARED_REF}"],
-        capture_output=True, env=_env(git), cwd=git.toplevel, timeout=300, check=False,
-    )  # fmt: skip
+    done = run(git, ["push", "--quiet", "--porcelain", remote, f"{commit}:{SHARED_REF}"], timeout=300)
     if done.returncode == 0:
         return True
     report = (done.stdout + done.stderr).decode("utf-8", "replace")
@@ -135,20 +122,8 @@ def _push(git: GitLocation, remote: str, commit: str) -> bool:
     raise UserError(f"git push to {remote} failed: {_first_line(done.stderr or done.stdout)}", hint="check the remote")
 
 
-def _env(git: GitLocation) -> dict[str, str]:
-    import os
-
-    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_DIR": str(git.git_dir)}
-
-
 def _is_ancestor(git: GitLocation, older: str, newer: str) -> bool:
-    import subprocess
-
-    done = subprocess.run(
-        ["git", "merge-base", "--is-ancestor", older, newer], env=_env(git), cwd=git.toplevel,
-        capture_output=True, timeout=60, check=False,
-    )  # fmt: skip
-    return done.returncode == 0
+    return run(git, ["merge-base", "--is-ancestor", older, newer]).returncode == 0
 
 
 def _text(git: GitLocation, sha: str | None) -> str | None:

@@ -17,17 +17,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from npm_env import CACHE, NPM_TIMEOUT, REAL_HOME, SESSION_TIMEOUT
 
 __all__ = ["CLAUDE_PACKAGE", "CLAUDE_VERSION", "IDENTITY", "SESSION_TIMEOUT", "cli_env", "install_claude"]
 
 CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
 CLAUDE_VERSION = "2.1.330"
-# Read now, at import: the suite's autouse fixture points HOME at a temp dir for every test, and npm
-# needs the real one (its config says which registry to use).
-REAL_HOME = os.environ.get("HOME", str(Path.home()))
-CACHE = Path(os.environ.get("EXPERTISE_E2E_CACHE") or Path(REAL_HOME, ".cache", "expertise-e2e")) / "npm"
-NPM_TIMEOUT = 900
-SESSION_TIMEOUT = 300
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "E2E Developer",

@@ -35,17 +35,12 @@ from typing import Any
 
 import pytest
 from fake_codex import FakeResponses
+from npm_env import CACHE, NPM_TIMEOUT, REAL_HOME, SESSION_TIMEOUT
 
 from expertise_kit.learning.background import wait_idle
 
 CODEX_PACKAGE = "@openai/codex"
 CODEX_VERSION = "0.169.0"
-# Read now, at import: the suite's autouse fixture points HOME at a temp dir for every test, and npm
-# needs the real one (its config says which registry to use).
-REAL_HOME = os.environ.get("HOME", str(Path.home()))
-CACHE = Path(os.environ.get("EXPERTISE_E2E_CACHE") or Path(REAL_HOME, ".cache", "expertise-e2e")) / "npm"
-NPM_TIMEOUT = 900
-SESSION_TIMEOUT = 300
 RPC_TIMEOUT = 60
 
 FAILING = 'python3 -c "import nosuchmodule_xyz"'  # fails: the module lives in vendor/

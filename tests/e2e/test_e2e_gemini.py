@@ -35,18 +35,13 @@ from typing import Any
 
 import pytest
 from fake_gemini import FakeGemini
+from npm_env import CACHE, NPM_TIMEOUT, REAL_HOME, SESSION_TIMEOUT
 from ruamel.yaml import YAML
 
 from expertise_kit.learning.background import wait_idle
 
 GEMINI_PACKAGE = "@google/gemini-cli"
 GEMINI_VERSION = "0.61.0"
-# Read now, at import: the suite's autouse fixture points HOME at a temp dir for every test, and npm
-# needs the real one (its config says which registry to use).
-REAL_HOME = os.environ.get("HOME", str(Path.home()))
-CACHE = Path(os.environ.get("EXPERTISE_E2E_CACHE") or Path(REAL_HOME, ".cache", "expertise-e2e")) / "npm"
-NPM_TIMEOUT = 900
-SESSION_TIMEOUT = 300
 MODEL = "gemini-2.5-flash"
 
 FAILING = 'python3 -c "import nosuchmodule_xyz"'  # fails: the module lives in vendor/
