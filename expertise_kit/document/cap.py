@@ -8,6 +8,7 @@ An entry that could not fit under the cap even alone is refused outright.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -27,12 +28,14 @@ from expertise_kit.document.yamlio import LoadedYaml
 from expertise_kit.errors import UserError
 from expertise_kit.vocab import SECTIONS
 
-__all__ = ["CapResult", "PrunedEntry", "fit_to_cap", "count_lines"]
+__all__ = ["CapResult", "PrunedEntry", "candidates_of", "count_lines", "fit_to_cap", "plainly_fits", "prune_to_cap"]
 
 
 def _prune_order() -> tuple[tuple[str, int], ...]:
     """(section, floor) in the order learned surplus is pruned."""
     return tuple((s.name, s.floor) for s in sorted(SECTIONS, key=lambda s: s.prune_rank))
+
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -74,13 +77,28 @@ def count_lines(text: str) -> int:
 
 
 def _candidates(loaded: LoadedYaml, model: DomainBase, edits: list[Edit]) -> list[_Candidate]:
+    def counts(section: str) -> list[int] | None:
+        return item_line_counts(loaded, section)
+
+    return candidates_of(loaded.plain, model, counts, edits)
+
+
+def candidates_of(
+    plain: dict[str, Any],
+    model: DomainBase,
+    counts: Callable[[str], list[int] | None],
+    edits: list[Edit],
+    render: Callable[[Any, int, int], list[str]] = render_item,
+) -> list[_Candidate]:
+    """Every entry that may be pruned after ``edits``, with the lines it takes; ``counts(section)`` gives
+    each item's lines as the text has them (None: unknown, so each is measured by rendering it)."""
     removed = {(e.section, e.index) for e in edits if isinstance(e, Remove)}
     replaced = {(e.section, e.index): e.item for e in edits if isinstance(e, Replace)}
     result: list[_Candidate] = []
     for section, _floor in _prune_order():
         items = model.items(section)
-        counts = item_line_counts(loaded, section) if items else None
-        raws = loaded.plain.get(section) or []
+        lines_of = counts(section) if items else None
+        raws = plain.get(section) or []
         for index, item in enumerate(items):
             if (section, index) in removed:
                 continue
@@ -89,14 +107,14 @@ def _candidates(loaded: LoadedYaml, model: DomainBase, edits: list[Edit]) -> lis
                 # Judged as it will be after this write: a revert may bring an old value back.
                 raw = replaced[(section, index)]
                 item = parse_item(section, raw)
-                lines = len(render_item(raw, 2, 2))
+                lines = len(render(raw, 2, 2))
             else:
-                lines = counts[index] if counts else len(render_item(raw, 2, 2))
+                lines = lines_of[index] if lines_of else len(render(raw, 2, 2))
             result.append(_Candidate(section, index, 0, item, raw, lines))
     for order, edit in enumerate(edits):
         if isinstance(edit, Append):
             item = parse_item(edit.section, edit.item)
-            lines = len(render_item(edit.item, 2, 2))
+            lines = len(render(edit.item, 2, 2))
             result.append(_Candidate(edit.section, None, order, item, edit.item, lines))
     return result
 
@@ -145,6 +163,11 @@ def _rough_lines(raw: Any) -> int:
     return 1
 
 
+def plainly_fits(raw: Any, room: int) -> bool:
+    """Whether a new entry fits in ``room`` lines without rendering it to count."""
+    return _rough_lines(raw) * 2 + 8 < room
+
+
 def _refuse_oversized(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], cap: int) -> None:
     """An entry that can't fit under the cap even alone would prune everything, then itself: refuse it."""
     appends = [e for e in edits if isinstance(e, Append)]
@@ -154,8 +177,8 @@ def _refuse_oversized(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], 
     if room <= 0:
         return  # the file's own keys and comments are over the cap: no entry is to blame (a warning says so)
     for edit in appends:
-        if _rough_lines(edit.item) * 2 + 8 < room:
-            continue  # plainly fits: rendering every new entry just to count its lines costs ~2 ms each
+        if plainly_fits(edit.item, room):
+            continue  # rendering every new entry just to count its lines costs ~2 ms each
         lines = len(render_item(edit.item, 2, 2))
         if lines > room:
             raise UserError(
@@ -176,9 +199,22 @@ def fit_to_cap(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], cap: in
     lines = count_lines(text)
     if lines <= cap:
         return CapResult(apply_edits(loaded, edits, trial=text), lines, edits=list(edits))
+    edits, pruned, text = prune_to_cap(
+        _candidates(loaded, model, edits), edits, text, cap, lambda trial: apply_edits(loaded, trial, verify=False)
+    )
+    text = apply_edits(loaded, edits, trial=text)
+    return CapResult(text, count_lines(text), pruned, max(0, count_lines(text) - cap), edits)
+
+
+def prune_to_cap(
+    candidates: list[_Candidate], edits: list[Edit], text: str, cap: int, apply: Callable[[list[Edit]], str]
+) -> tuple[list[Edit], list[PrunedEntry], str]:
+    """Prune ``candidates`` in victim order until ``apply(edits)`` (``text`` now) is within ``cap`` lines:
+    (the edits, pruning included; what was pruned; the last trial text, unverified)."""
+    lines = count_lines(text)
     edits = list(edits)
     pruned: list[PrunedEntry] = []
-    queue = _victim_order(_candidates(loaded, model, edits))
+    queue = _victim_order(candidates)
     # Line counts are exact for block lists; a re-count after each batch catches the rest.
     while lines > cap and queue:
         excess = lines - cap
@@ -202,7 +238,6 @@ def fit_to_cap(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], cap: in
                     item_id(victim.section, victim.item),
                 )
             )
-        text = apply_edits(loaded, edits, verify=False)
+        text = apply(edits)
         lines = count_lines(text)
-    text = apply_edits(loaded, edits, trial=text)
-    return CapResult(text, count_lines(text), pruned, max(0, count_lines(text) - cap), edits)
+    return edits, pruned, text

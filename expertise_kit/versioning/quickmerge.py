@@ -91,10 +91,12 @@ def _items(lines: list[str], start: int, end: int) -> tuple[list[tuple[int, int]
     column = offset = -1
     for number in range(start + 1, end):
         line = lines[number]
+        indent = len(line) - len(line.lstrip(" "))
         if _blank(line):
+            if spans and indent > column and line.lstrip(" ").startswith("#"):
+                spans[-1] = (spans[-1][0], number + 1)  # a comment inside the item, as the splice counts it
             continue
         match = _DASH.match(line)
-        indent = len(line) - len(line.lstrip(" "))
         if match is not None and (column < 0 or len(match.group(1)) == column):
             if column < 0:
                 column = len(match.group(1))
@@ -137,7 +139,7 @@ def _norm(value: Any) -> Any:
     return value
 
 
-def _apply(text: str, plain: dict[str, Any], edits: list[Edit]) -> str | None:
+def _apply(text: str, plain: dict[str, Any], edits: list[Edit], render: Any = render_item) -> str | None:
     if "\r" in text or "\t" in text:
         return None
     lines = text.splitlines(keepends=True)
@@ -183,10 +185,10 @@ def _apply(text: str, plain: dict[str, Any], edits: list[Edit]) -> str | None:
             if index >= len(spans):
                 return None
             first, last = spans[index]
-            new = [] if index in removed else render_item(replaced[index], column, offset)
+            new = [] if index in removed else render(replaced[index], column, offset)
             patches.append((first, last, new))
         if appended:
-            rendered = [line for item in appended for line in render_item(item, column, offset)]
+            rendered = [line for item in appended for line in render(item, column, offset)]
             if flow_empty:
                 patches.append((key_line, key_line + 1, [f"{name}:\n", *rendered]))
             else:
@@ -242,3 +244,201 @@ def quick_merge(
     if not isinstance(read, dict) or (read != expected and _norm(read) != _norm(expected)):
         return None
     return text, expected
+
+
+# -- the merge driver's quick path: libyaml reads all three versions -----------------------------------
+
+# A plain scalar libyaml (YAML 1.1) reads as text but ruamel (YAML 1.2) may read as a number: `1e3`, `0o17`,
+# `.inf`. Anything that looks like it is declined rather than guessed.
+_NUMBERISH = re.compile(r"[-+]?(?:\.(?:inf|Inf|INF|nan|NaN|NAN)|[0-9.][0-9A-Za-z_.:+-]*)")
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+_TAG = "tag:yaml.org,2002:"
+_ODD_BREAKS = ("\r", "\t", "\u2028", "\u2029", "\x85")  # line breaks the two parsers may not agree on
+_MAX_DEPTH = 64
+
+
+class _Decline(Exception):
+    """The quick path can't be sure: the full merge runs instead."""
+
+
+def _plain_of(node: Any, text: str, seen: set[int], depth: int) -> Any:
+    import yaml
+
+    if id(node) in seen or depth > _MAX_DEPTH:
+        raise _Decline  # an alias, or nested deeper than the parser for files on disk allows
+    seen.add(id(node))
+    if text[node.start_mark.index : node.start_mark.index + 1] in ("&", "!"):
+        raise _Decline  # an anchor or an explicit tag: the full parse refuses both
+    if isinstance(node, yaml.MappingNode):
+        result: dict[str, Any] = {}
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode) or key.tag != _TAG + "str":
+                raise _Decline
+            name = _plain_of(key, text, seen, depth + 1)
+            if name in result:
+                raise _Decline  # a duplicate key: libyaml keeps the last, the full parse refuses it
+            result[name] = _plain_of(value, text, seen, depth + 1)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain_of(value, text, seen, depth + 1) for value in node.value]
+    value, plain = node.value, node.style in ("", None)
+    kind = node.tag[len(_TAG) :] if node.tag.startswith(_TAG) else ""
+    if kind == "str" and not (plain and _NUMBERISH.fullmatch(value)):
+        return value
+    if kind == "int" and plain and _DECIMAL.fullmatch(value):
+        return int(value)
+    if kind == "bool" and plain and value in _BOOLS:
+        return _BOOLS[value]
+    if kind == "null" and plain and value in _NULLS:
+        return None
+    raise _Decline  # a YAML 1.1 reading (`yes`, `0755`, `1:20`), a float, a date, `<<`: the full parse decides
+
+
+def strict_plain(text: str) -> dict[str, Any] | None:
+    """The file's data as ``yamlio.parse_yaml_text`` reads it, read with libyaml; None wherever the two
+    might read it differently or the full parse would refuse it (an alias, a tag, a duplicate key, a
+    value YAML 1.1 and 1.2 read differently)."""
+    try:
+        import yaml
+    except ImportError:
+        return None
+    loader_class = getattr(yaml, "CSafeLoader", None)
+    if loader_class is None or any(odd in text for odd in _ODD_BREAKS):
+        return None
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+    except (yaml.YAMLError, RecursionError):
+        return None
+    finally:
+        loader.dispose()
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    try:
+        found = _plain_of(node, text, set(), 0)
+    except _Decline:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _model(plain: dict[str, Any] | None, domain: str) -> Any:
+    """The validated model of ``plain`` as ``domainfile`` makes it; None when it isn't a file of ``domain``."""
+    from pydantic import ValidationError
+
+    from expertise_kit.document.entries import DomainFile
+
+    if plain is None:
+        return None
+    try:
+        model = DomainFile.model_validate(plain)
+    except (ValidationError, TypeError, ValueError):
+        return None
+    return model if model.domain == domain else None
+
+
+def _item_counts(text: str) -> Any:
+    """``section -> lines of each item`` as the text lays them out (None: not a plain block list)."""
+    lines = text.splitlines(keepends=True)
+    sections = _sections(lines) or {}
+
+    def counts(name: str) -> list[int] | None:
+        where = sections.get(name)
+        if where is None:
+            return None
+        found = _items(lines, *where)
+        if found is None or not found[0]:
+            return None
+        return [last - first for first, last in found[0]]
+
+    return counts
+
+
+def merge_for_driver(
+    texts: tuple[str, str, str],
+    *,
+    domain: str,
+    line_cap: int,
+    known: tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None] = (None, None, None),
+    line_merge: Any = None,
+) -> Any:
+    """``merge.merge_domain_texts`` for the merge driver, on data read with libyaml (or ``known``: data
+    this machine's writers remembered), with the same rules, the same line-merge preference and the
+    same pruning at the cap, the text changed by lines. Returns its ``DomainMerge``, or None when the
+    full merge must run: a true conflict (which it marks), a side that is not a valid file, a layout or
+    a value this can't be sure of."""
+    try:
+        return _merge_for_driver(texts, domain, line_cap, known, line_merge)
+    except _Decline:
+        return None
+
+
+def _merge_for_driver(
+    texts: tuple[str, str, str], domain: str, line_cap: int, known: tuple[dict[str, Any] | None, ...], line_merge: Any
+) -> Any:
+    from expertise_kit.document.cap import candidates_of, plainly_fits, prune_to_cap
+    from expertise_kit.document.splice import _expected as expected_after
+    from expertise_kit.versioning.merge import DomainMerge, line_merge_text, same_entries
+
+    base_text, ours_text, theirs_text = texts
+    data: list[dict[str, Any] | None] = []
+    for text, remembered in zip(texts, known, strict=True):
+        plain = remembered if remembered is not None else (strict_plain(text) if text.strip() else None)
+        if plain is None and text.strip():
+            raise _Decline
+        data.append(plain)
+    base, ours, theirs = data
+    ours_model, theirs_model = _model(ours, domain), _model(theirs, domain)
+    if ours is None or theirs is None or ours_model is None or theirs_model is None:
+        raise _Decline  # the full merge names what is wrong, then merges line by line
+    if base is not None and _model(base, domain) is None:
+        base = None  # as the full merge reads a base that is not a valid file: empty
+    edits = _plan(base, ours, theirs, prefer=None)
+    if edits is None:
+        raise _Decline  # a true conflict: the full merge marks it in the entry
+    start_text, start, model, kept = ours_text, ours, ours_model, False
+    if base is not None and theirs_text != base_text and theirs_text != ours_text:
+        merged_text = (line_merge or line_merge_text)(*texts)
+        if merged_text is not None:
+            candidate = strict_plain(merged_text)
+            if candidate is None:
+                raise _Decline
+            candidate_model = _model(candidate, domain)
+            if candidate_model is not None and same_entries(candidate, expected_after(ours, edits)):
+                start_text, start, model, edits, kept = merged_text, candidate, candidate_model, [], True
+
+    renders: dict[tuple[int, int, int], tuple[Any, list[str]]] = {}
+
+    def render(item: Any, column: int, offset: int) -> list[str]:
+        """``render_item``, once per item and layout: the trial texts of the pruning render them again."""
+        key = (id(item), column, offset)
+        hit = renders.get(key)
+        if hit is None or hit[0] is not item:
+            hit = renders[key] = (item, render_item(item, column, offset))
+        return list(hit[1])
+
+    def apply(trial: list[Edit]) -> str:
+        done = _apply(start_text, start, trial, render) if trial else start_text
+        if done is None:
+            raise _Decline
+        return done
+
+    text = apply(edits)
+    pruned: list[Any] = []
+    if count_lines(text) > line_cap:
+        counts = _item_counts(start_text)
+        sized = [counts(name) for name in section_names() if model.items(name)]
+        if any(c is None for c in sized):
+            raise _Decline  # an item's lines can't be counted from the text: the full merge measures them
+        room = line_cap - (count_lines(start_text) - sum(sum(c) for c in sized if c))
+        if room > 0 and not all(plainly_fits(e.item, room) for e in edits if isinstance(e, Append)):
+            raise _Decline  # a new entry that may not fit even alone: the full merge refuses it by name
+        edits, pruned, text = prune_to_cap(
+            candidates_of(start, model, counts, edits, render), edits, text, line_cap, apply
+        )
+    expected = expected_after(start, edits)
+    if edits and strict_plain(text) != expected:
+        raise _Decline
+    lines = count_lines(text)
+    return DomainMerge(text, [], pruned, lines, max(0, lines - line_cap), kept_line_merge=kept, plain=expected)
