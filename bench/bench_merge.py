@@ -3,7 +3,7 @@
 1. Two domain files at the 1000-line cap, each side with new learnings and new sightings of shared
    entries since the base: the driver as git runs it (`python -I -m expertise_kit merge-driver`) against
    `git merge-file` on the same three files, alternating. Budget: ratio <= 3. Also shown: the Python
-   start-up floor, and the merge itself in process.
+   start-up floor, start-up with the driver's imports, and the quick and the full merge in process.
 2. Eight branches learning in parallel, merged one by one into main with `git merge`: end to end.
 3. Four clones of one bare remote, in rounds of learn, `git pull --rebase`, `git push`.
 
@@ -83,22 +83,34 @@ def file_merge(runs: int) -> None:
         git_samples.append(time.perf_counter() - start)
         git_conflicts = done.returncode
     floor = p50(python_startup(runs, env))
+    imports = [sys.executable, "-I", "-c", "import expertise_kit.versioning.mergedriver"]
+    import_floor = p50(time_command(imports, runs, env, cwd=scratch))
     from expertise_kit.versioning.merge import merge_domain_texts
+    from expertise_kit.versioning.mergedriver import _git_line_merge
+    from expertise_kit.versioning.quickmerge import merge_for_driver
 
-    def in_process() -> object:
+    paths["A"].write_text(ours)
+    by_git = _git_line_merge(paths["O"], paths["A"], paths["B"])
+
+    def full() -> Any:
         return merge_domain_texts(base, ours, theirs, path=Path(".expertise/database.yaml"), domain="database",
-                                  line_cap=1000)  # fmt: skip
+                                  line_cap=1000, line_merge=by_git)  # fmt: skip
 
-    merged = merge_domain_texts(base, ours, theirs, path=Path("x/.expertise/database.yaml"), domain="database",
-                                line_cap=1000)  # fmt: skip
-    inside = p50(time_call(in_process, runs))
+    def quick() -> Any:
+        return merge_for_driver((base, ours, theirs), domain="database", line_cap=1000, line_merge=by_git)
+
+    merged, fast = full(), quick()
+    assert fast is not None and fast.text == merged.text, "the quick path declined or differs"
+    whole, inside = p50(time_call(full, runs)), p50(time_call(quick, runs))
     baseline = p50(git_samples)
     print(f"git merge-file: {git_conflicts} conflicts; ours: {len(merged.conflicts)} conflicts, "
           f"{merged.lines} lines, {len(merged.pruned)} pruned by the cap")  # fmt: skip
     print(row("git merge-file (baseline)", baseline, baseline))
     print(row("expertise merge-driver, as git runs it", p50(ours_samples), baseline) + "   budget <= 3x")
     print(row("  python -I -c pass (start-up floor)", floor, baseline))
-    print(row("  the merge in process (imports warm)", inside, baseline))
+    print(row("  start-up + the driver's imports", import_floor, baseline))
+    print(row("  the quick merge in process (libyaml)", inside, baseline))
+    print(row("  the full merge in process (ruamel)", whole, baseline))
     shutil.rmtree(scratch, ignore_errors=True)
     by_lines(runs)
 

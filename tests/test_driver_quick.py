@@ -40,9 +40,11 @@ SCALARS = st.one_of(
             *("yes", "no", "on", "off", "y", "n", "true", "False", "TRUE", "null", "~", "Null", "1e3", "0o17"),
             *("012", "0x1f", "1:20", "1_000", ".inf", "-.inf", ".NaN", "+1", "-0", "0", "42", "3.14", "0."),
             *("2026-01-31", "2026-01-31T10:00:00Z", "<<", "=", "it's", "#x", "é€", "+.5", "a b", "index: x", "- x"),
+            *("cd x && make", "&a value", "*a", "!important", "!!str 5", "a & b", "rm *.pyc", "x!"),
         ]
     ),
     st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12),
+    st.text(alphabet="abc xyz-_.:#&*!'\"", min_size=1, max_size=10),
 )
 
 
@@ -54,9 +56,9 @@ def _scalar_forms(value: str) -> list[str]:
 @st.composite
 def yaml_docs(draw: st.DrawFn) -> str:
     lines = []
-    for index in range(draw(st.integers(1, 4))):
-        key = draw(st.sampled_from([f"k{index}", "1e3", "yes", "<<", f"'k{index}'", "k0"]))
-        shape = draw(st.sampled_from(["scalar", "list", "flow", "map", "block"]))
+    for index in range(draw(st.integers(1, 3))):
+        key = draw(st.sampled_from([f"k{index}"] * 8 + ["1e3", "yes", "<<", f"'k{index}'", "k0"]))
+        shape = draw(st.sampled_from(["scalar", "list", "flow", "map", "block", "alias"]))
         value = draw(SCALARS)
         form = draw(st.sampled_from(_scalar_forms(value)))
         if shape == "scalar":
@@ -67,6 +69,8 @@ def yaml_docs(draw: st.DrawFn) -> str:
             lines.append(f"{key}: [{form}, other]")
         elif shape == "map":
             lines += [f"{key}:", f"  inner: {form}"]
+        elif shape == "alias":
+            lines += [f"{key}: &anchor {form}", f"again{index}: *anchor"]
         else:
             lines += [f"{key}: |", f"  {value}"]
     return "\n".join(lines) + "\n"

@@ -242,3 +242,12 @@ def test_any_records_read_without_raising(records: list[dict[str, Any]], documen
     session = read_gemini(path)
     assert session.format == "gemini" and session.id
     assert extract(session, "/p").failures_seen >= 0
+
+
+
+@pytest.mark.parametrize("kind", [[], {}, ["user"]])
+def test_a_record_whose_type_is_not_text_is_read_without_raising(tmp_path: Path, kind: Any) -> None:
+    path = tmp_path / "session-x.json"  # a list as the type once raised TypeError (unhashable)
+    path.write_text(json.dumps({"type": kind, "id": "m1"}) + "\n" + json.dumps({"type": "user", "id": "m2"}) + "\n")
+    session = read_gemini(path)
+    assert session.format == "gemini" and session.records == 2

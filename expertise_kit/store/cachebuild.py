@@ -27,7 +27,6 @@ from expertise_kit.fast.cache import (
 from expertise_kit.fast.classify import keyword_stems, tokens
 from expertise_kit.fast.render import prepare_entry, strip_controls
 from expertise_kit.fast.retrieve import contender_positions, entry_weight
-from expertise_kit.learning.extract import span_programs
 from expertise_kit.project import Project
 from expertise_kit.vocab import FAILURES, section_names
 
@@ -82,6 +81,8 @@ def domain_payload(plain: dict[str, Any]) -> dict[str, Any]:
 
 def _program(entry: dict[str, Any]) -> str:
     """The program a failure entry's issue runs (`` `cd web && npm test` `` -> npm test), or ""."""
+    from expertise_kit.learning.extract import span_programs  # not at the top: the merge driver never needs it
+
     return (span_programs(str(entry.get("issue") or "")) or [""])[0]
 
 

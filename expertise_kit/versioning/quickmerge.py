@@ -263,37 +263,104 @@ class _Decline(Exception):
     """The quick path can't be sure: the full merge runs instead."""
 
 
-def _plain_of(node: Any, text: str, seen: set[int], depth: int) -> Any:
-    import yaml
+_TYPED_FIRST = frozenset("yYnNtTfFoO-+0123456789.<~=")  # the first characters PyYAML's resolvers look at
+_LOADER: Any = None
 
-    if id(node) in seen or depth > _MAX_DEPTH:
-        raise _Decline  # an alias, or nested deeper than the parser for files on disk allows
-    seen.add(id(node))
-    if text[node.start_mark.index : node.start_mark.index + 1] in ("&", "!"):
-        raise _Decline  # an anchor or an explicit tag: the full parse refuses both
-    if isinstance(node, yaml.MappingNode):
-        result: dict[str, Any] = {}
-        for key, value in node.value:
-            if not isinstance(key, yaml.ScalarNode) or key.tag != _TAG + "str":
-                raise _Decline
-            name = _plain_of(key, text, seen, depth + 1)
-            if name in result:
-                raise _Decline  # a duplicate key: libyaml keeps the last, the full parse refuses it
-            result[name] = _plain_of(value, text, seen, depth + 1)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [_plain_of(value, text, seen, depth + 1) for value in node.value]
+
+def _loader() -> Any:
+    """libyaml's safe loader, resolving as PyYAML does but without its per-node Python bookkeeping: the
+    path resolvers (none are registered) are skipped, and a plain scalar whose first character no implicit
+    resolver looks at is text at once."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", None)
+        if base is None:
+            return None
+        scalar, sequence, resolver = yaml.ScalarNode, yaml.SequenceNode, base.resolve
+
+        class Loader(base):  # type: ignore[misc, valid-type]
+            def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+                return None
+
+            def ascend_resolver(self) -> None:
+                return None
+
+            def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+                if kind is scalar:
+                    if implicit[0] and (not value or value[0] in _TYPED_FIRST):
+                        return resolver(self, kind, value, implicit)
+                    return _STR
+                return _SEQ if kind is sequence else _MAP
+
+        _LOADER = Loader
+    return _LOADER
+
+
+_STR, _SEQ, _MAP = _TAG + "str", _TAG + "seq", _TAG + "map"
+
+
+def _scalar_of(node: Any) -> Any:
     value, plain = node.value, node.style in ("", None)
-    kind = node.tag[len(_TAG) :] if node.tag.startswith(_TAG) else ""
-    if kind == "str" and not (plain and _NUMBERISH.fullmatch(value)):
+    tag = node.tag
+    if tag == _STR and not (plain and _NUMBERISH.fullmatch(value)):
         return value
-    if kind == "int" and plain and _DECIMAL.fullmatch(value):
+    if tag == _TAG + "int" and plain and _DECIMAL.fullmatch(value):
         return int(value)
-    if kind == "bool" and plain and value in _BOOLS:
+    if tag == _TAG + "bool" and plain and value in _BOOLS:
         return _BOOLS[value]
-    if kind == "null" and plain and value in _NULLS:
+    if tag == _TAG + "null" and plain and value in _NULLS:
         return None
     raise _Decline  # a YAML 1.1 reading (`yes`, `0755`, `1:20`), a float, a date, `<<`: the full parse decides
+
+
+class _Walk:
+    """Plain data from libyaml's node graph, declining whatever the full parse would refuse or read
+    otherwise. Anchors, tags and aliases need a ``&``, ``!`` or ``*`` somewhere in the text; only then is
+    every node checked for them."""
+
+    def __init__(self, text: str) -> None:
+        import yaml
+
+        self.text = text
+        self.marked = "&" in text or "!" in text
+        self.aliased = "*" in text
+        self.seen: set[int] = set()
+        self.scalar, self.mapping = yaml.ScalarNode, yaml.MappingNode
+
+    def check(self, node: Any) -> None:
+        if self.aliased:
+            if id(node) in self.seen:
+                raise _Decline  # an alias: the full parse refuses it
+            self.seen.add(id(node))
+        if self.marked and self.text[node.start_mark.index : node.start_mark.index + 1] in ("&", "!"):
+            raise _Decline  # an anchor or an explicit tag: the full parse refuses both
+
+    def plain(self, node: Any, depth: int = 0) -> Any:
+        if depth > _MAX_DEPTH:
+            raise _Decline  # nested deeper than the parser for files on disk allows
+        checking = self.aliased or self.marked
+        if checking:
+            self.check(node)
+        scalar = self.scalar
+        if type(node) is scalar:
+            return _scalar_of(node)
+        if type(node) is self.mapping:
+            result: dict[str, Any] = {}
+            for key, value in node.value:
+                if type(key) is not scalar or key.tag != _STR:
+                    raise _Decline
+                if checking:
+                    self.check(key)
+                name = _scalar_of(key)
+                if name in result:
+                    raise _Decline  # a duplicate key: libyaml keeps the last, the full parse refuses it
+                result[name] = (
+                    _scalar_of(value) if type(value) is scalar and not checking else self.plain(value, depth + 1)
+                )
+            return result
+        return [_scalar_of(v) if type(v) is scalar and not checking else self.plain(v, depth + 1) for v in node.value]
 
 
 def strict_plain(text: str) -> dict[str, Any] | None:
@@ -304,7 +371,7 @@ def strict_plain(text: str) -> dict[str, Any] | None:
         import yaml
     except ImportError:
         return None
-    loader_class = getattr(yaml, "CSafeLoader", None)
+    loader_class = _loader()
     if loader_class is None or any(odd in text for odd in _ODD_BREAKS):
         return None
     loader = loader_class(text)
@@ -317,8 +384,8 @@ def strict_plain(text: str) -> dict[str, Any] | None:
     if not isinstance(node, yaml.MappingNode):
         return None
     try:
-        found = _plain_of(node, text, set(), 0)
-    except _Decline:
+        found = _Walk(text).plain(node)
+    except (_Decline, RecursionError):
         return None
     return found if isinstance(found, dict) else None
 

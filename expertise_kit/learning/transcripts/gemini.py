@@ -243,7 +243,7 @@ class _Gemini:
         if isinstance(update, dict):
             self._metadata(update)
             return
-        if isinstance(record.get("id"), str) and record.get("type") in GEMINI_TYPES:
+        if isinstance(record.get("id"), str) and isinstance(record.get("type"), str) and record["type"] in GEMINI_TYPES:
             if self.pending is not None and self.pending.get("id") != record["id"]:
                 self._commit()
             self.pending = record  # the newest version of the newest message
