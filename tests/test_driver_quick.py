@@ -257,3 +257,45 @@ def test_the_driver_at_the_cap_writes_the_full_merges_bytes(tmp_path: Path) -> N
     outcome = run_merge_driver(*paths, str(PATH), start=tmp_path)
     assert outcome.clean
     assert paths[1].read_text() == full.text
+
+
+def _hand_laid(items: list[tuple[str, str, str]], indent: int, blank: bool, comment: bool, last_newline: bool,
+               section_comment: bool) -> str:  # fmt: skip
+    lines = ["domain: database", "overview: x", "patterns:"]
+    for text, sessions, extra in items:
+        entry = [f"- text: {text}", "  source: learned", f"  sessions: [{sessions}]",
+                 "  first_seen: '2026-11-01T10:00:00Z'", "  last_seen: '2026-11-01T10:00:00Z'"]  # fmt: skip
+        lines += [" " * indent + line for line in entry + ([extra] if extra else [])]
+        lines += [" " * (indent + 2) + f"# a note on {text}"] if comment else []
+        lines += [""] if blank else []
+        lines += ["# a comment at the left edge"] if section_comment else []
+    text = "\n".join([*lines, "best_practices: []"])
+    return text + "\n" if last_newline else text
+
+
+@pytest.mark.parametrize("indent", [0, 2, 4])
+@pytest.mark.parametrize("last_newline", [True, False])
+def test_hand_laid_out_files_give_the_full_merges_bytes_or_decline(indent: int, last_newline: bool) -> None:
+    """Comments inside and between items, blank lines, other indents, no newline at the end, with and
+    without pruning: the cut by lines must come out as the splice's text."""
+    base_items = [(f"L{n}", f"s{n}", "") for n in range(6)]
+    ours_items = [*base_items[:2], ("L2", "s2, o1", ""), *base_items[3:], ("New ours", "o2", "")]
+    kept = [i for i in base_items[1:] if i[0] != "L4"]
+    theirs_items = [("L0", "s0", "  helpful: 2"), *kept, ("New theirs", "t1", "")]
+    taken = 0
+    for blank in (False, True):
+        for comment in (False, True):
+            for section_comment in (False, True):
+                for cap in (1000, 45, 30):
+                    base, ours, theirs = (_hand_laid(items, indent, blank, comment, last_newline, section_comment)
+                                          for items in (base_items, ours_items, theirs_items))  # fmt: skip
+                    quick = merge_for_driver((base, ours, theirs), domain="database", line_cap=cap)
+                    if quick is None:
+                        continue
+                    taken += 1
+                    full = _full(base, ours, theirs, cap)
+                    assert full is not None and not full.conflicts
+                    assert quick.text == full.text, (blank, comment, section_comment, cap)
+                    assert [p.id for p in quick.pruned] == [p.id for p in full.pruned]
+    if last_newline:  # without it, a merge that must cut lines declines: the splice keeps the file unended
+        assert taken >= 6, taken

@@ -486,6 +486,8 @@ def _merge_for_driver(
         return list(hit[1])
 
     def apply(trial: list[Edit]) -> str:
+        if trial and not start_text.endswith("\n"):
+            raise _Decline  # the splice keeps a missing last newline; the cut by lines would add one
         done = _apply(start_text, start, trial, render) if trial else start_text
         if done is None:
             raise _Decline
