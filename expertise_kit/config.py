@@ -21,6 +21,8 @@ from expertise_kit.vocab import (
     DEFAULT_RETENTION_DAYS,
 )
 
+DEFAULT_CORE_FILES_MAX = 5
+
 __all__ = ["Config", "DomainRules", "load_config", "CONFIG_NAME", "CONFIG_TEMPLATE"]
 
 CONFIG_NAME = "config.yaml"
@@ -29,6 +31,7 @@ CONFIG_TEMPLATE = f"""\
 # expertise_kit settings. Every key is optional; the values shown are the defaults.
 line_cap: {DEFAULT_LINE_CAP}  # lines per domain file; learned entries are pruned first
 failure_retention_days: {DEFAULT_RETENTION_DAYS}  # `expertise validate` prunes failures not seen for this long
+core_files_max: {DEFAULT_CORE_FILES_MAX}  # learned key files a domain: edited in 2+ sessions, or central in history
 shared_layer: true  # every worktree and branch reads what the others learned, via refs/expertise/shared
 # The seven built-in domains ({", ".join(DEFAULT_DOMAINS)}) always exist.
 # Add your own here, or extend a built-in domain's rules. For example:
@@ -54,6 +57,7 @@ class _ConfigModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     line_cap: int = Field(DEFAULT_LINE_CAP, ge=50, le=100_000)
     failure_retention_days: int = Field(DEFAULT_RETENTION_DAYS, ge=1, le=36_500)
+    core_files_max: int = Field(DEFAULT_CORE_FILES_MAX, ge=0, le=1000)
     shared_layer: bool = True
     domains: dict[str, _DomainRulesModel] = Field(default_factory=dict)
 
@@ -72,6 +76,7 @@ class Config:
     failure_retention_days: int = DEFAULT_RETENTION_DAYS
     domains: dict[str, DomainRules] = field(default_factory=dict)
     shared_layer: bool = True
+    core_files_max: int = DEFAULT_CORE_FILES_MAX
 
     @property
     def domain_names(self) -> tuple[str, ...]:
@@ -117,4 +122,6 @@ def load_config(expertise_dir: Path) -> Config:
         model = _ConfigModel.model_validate(data)
     except ValidationError as exc:
         raise_first_error(exc, loaded)
-    return Config(model.line_cap, model.failure_retention_days, _merge(model.domains), model.shared_layer)
+    return Config(
+        model.line_cap, model.failure_retention_days, _merge(model.domains), model.shared_layer, model.core_files_max
+    )

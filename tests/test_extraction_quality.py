@@ -499,4 +499,6 @@ def test_a_real_codex_series_learns_clean(project: Path, run: Cli) -> None:
     assert audit["near_duplicates"] <= 0.01
     text = "".join(p.read_text() for p in (project / ".expertise").glob("*.yaml"))
     assert "No such file or directory" not in text  # a guessed path is not a lesson
+    # One the prompts keep naming, found elsewhere in two sessions, is: where it really is.
+    assert "`_bmad/bmm/workflows/3-solutioning/architecture/steps/step-01-init.md` is not there: read `_bmad/" in text
     assert "Exit code" not in text

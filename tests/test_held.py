@@ -16,7 +16,7 @@ from expertise_kit.learning import held as held_module
 from expertise_kit.learning.held import held_path
 from expertise_kit.project import find_project
 
-ERROR = "ModuleNotFoundError: No module named 'reportlab'"
+ERROR = "KeyError: 'month'"
 
 
 def _session(number: int, *, fixed: bool = False, error: str = ERROR) -> ClaudeSession:

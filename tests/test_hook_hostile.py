@@ -343,10 +343,10 @@ def test_worktrees_keep_their_own_cache(learned: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     git(learned, "worktree", "add", "-q", str(other))
     testing = other / ".expertise" / "testing.yaml"
-    note = "patterns:\n  - Only in the other worktree checkout"
+    note = "patterns:\n  - Only in the other worktree, freeze the clock in checkout tests"
     testing.write_text(testing.read_text().replace("patterns: []", note))
-    assert "Only in the other worktree" in context(hook(other, prompt(other, "fix the checkout test")))
-    assert "Only in the other worktree" not in context(hook(learned, prompt(learned, "fix the checkout test")))
+    assert "Only in the other worktree" in context(hook(other, prompt(other, "freeze the clock")))
+    assert "Only in the other worktree" not in context(hook(learned, prompt(learned, "freeze the clock")))
     assert (learned / ".git" / "worktrees" / "other" / "expertise" / "cache" / "index.bin").is_file()
 
 

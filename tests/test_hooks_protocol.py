@@ -263,7 +263,7 @@ def test_a_queued_session_survives_its_learner_and_the_next_session_start_resume
     assert done.returncode == 0
     assert wait_idle(_expertise(project), timeout=120)
     assert pending(_expertise(project)) == [] and git(project, "rev-parse", "HEAD") != head
-    assert "learned 6 new" in Path(log_path(_expertise(project))).read_text()
+    assert "learned 3 new, 0 seen again, 3 held" in Path(log_path(_expertise(project))).read_text()
 
 
 def test_a_session_that_cannot_be_learned_is_set_aside_and_reported(project: Path, run: Cli, tmp_path: Path) -> None:

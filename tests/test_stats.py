@@ -35,7 +35,8 @@ def _pre(project: Path, session: str) -> None:
 def test_stats_from_history_and_the_session_log(project: Path, run: Cli, tmp_path: Path) -> None:
     ids = [f"{n}aaaaaaa-0000-4000-8000-000000000000" for n in range(1, 6)]
     run("learn", str(_push(ids[0], "feat/a", "shop/a.py").write(tmp_path / "1.jsonl")))
-    run("learn", str(_push(ids[1], "feat/b", "shop/b.py").write(tmp_path / "2.jsonl")))
+    # The second session edits shop/a.py too: a file edited in two sessions is learned.
+    run("learn", str(_push(ids[1], "feat/b", "shop/a.py").write(tmp_path / "2.jsonl")))
     _pre(project, ids[2])  # the push lesson is injected into a third session, and logged
     run("feedback", _failure_id(run), "--harmful")
     # A person removes one learned file entry by hand and commits it with plain git.
@@ -45,13 +46,13 @@ def test_stats_from_history_and_the_session_log(project: Path, run: Cli, tmp_pat
     _remove_line(project, "shop/a.py")
     git(project, "commit", "-q", "-am", "drop a file entry I do not want")
     data = json.loads(run("stats", "--json").stdout)
-    assert sum(data["learnings_per_day"].values()) == sum(data["learnings_per_domain"].values()) >= 3
+    assert sum(data["learnings_per_day"].values()) == sum(data["learnings_per_domain"].values()) >= 2
     [push] = [f for f in data["recurring_failures"] if "git push" in f["issue"]]
     assert push["recurrence"] == 2 and push["domain"] == "general" and push["stopped"] is False
     assert data["injected_chars"]["sessions"] == 1 and data["injected_chars"]["max"] > 100
     assert data["feedback"]["per_domain"]["general"]["harmful"] == 1 and data["feedback"]["revisions"] == 1
     rate = data["correction_rate"]
-    assert rate["corrected"] == 1 and rate["learned"] >= 3 and 0 < rate["share"] < 1
+    assert rate["corrected"] == 1 and rate["learned"] >= 2 and 0 < rate["share"] < 1
     text_out = run("stats").stdout
     assert "correction rate:" in text_out and "git push" in text_out and "injected per session" in text_out
     later = json.loads(run("stats", "--since", "2999-01-01", "--json").stdout)
@@ -77,7 +78,7 @@ def test_a_stop_after_being_learned_shows(project: Path, run: Cli, tmp_path: Pat
     run("learn", str(_push("1bbbbbbb-0000-4000-8000-000000000000", "feat/a", "a.py").write(tmp_path / "1.jsonl")))
     for n in range(2, 6):  # four later sessions that never fail to push
         s = ClaudeSession(f"{n}bbbbbbb-0000-4000-8000-000000000000")
-        s.prompt("Tidy the docs")
+        s.prompt("Tidy the docs. Always wrap the docs at 100 columns.")  # a rule: each session is a revision
         s.tool("Edit", {"file_path": f"{CWD}/docs/{n}.md", "old_string": "a", "new_string": "b"}, "ok")
         s.say("Done.")
         run("learn", str(s.write(tmp_path / f"{n}.jsonl")))

@@ -67,11 +67,17 @@ def learn(ctx: click.Context, transcripts: tuple[Path, ...], fmt: str, as_json: 
             if merged is not None and merged.over_by:
                 cap = store.config.line_cap
                 click.echo(f"warning: {name}.yaml is still {merged.over_by} lines over the {cap}-line cap", err=True)
-        if report.held:
-            n = len(report.held)
+        files = sum(1 for h in report.held if h.get("kind") == "file")
+        if len(report.held) > files:
+            n = len(report.held) - files
             click.echo(
                 f"held {n} failure{'s' if n != 1 else ''} seen once with no fix: "
                 "stored when it recurs in another session or a session fixes it"
+            )
+        if files:
+            click.echo(
+                f"held {files} file{'s' if files != 1 else ''} edited in one session: "
+                "stored as a key file when another session edits it too"
             )
         if not data and not report.errors and not report.held:
             click.echo("nothing to learn")

@@ -98,13 +98,26 @@ def tokens(text: str) -> list[str]:
     """
     words: list[str] = []
     run: list[str] = []
+    ideographs: list[str] = []  # Chinese, Japanese and Korean have no spaces: their words are read as bigrams
     for ch in text + " ":
         if ch.isascii() and ch.isalnum():
             run.append(ch)
-        elif run:
+            continue
+        if run:
             words.extend(_stem(part.lower()) for part in _split_run("".join(run)))
             run = []
+        if "\u3040" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af":
+            ideographs.append(ch)
+        elif ideographs:
+            words.extend(_bigrams(ideographs))
+            ideographs = []
     return words
+
+
+def _bigrams(chars: list[str]) -> list[str]:
+    if len(chars) == 1:
+        return chars
+    return [chars[i] + chars[i + 1] for i in range(len(chars) - 1)]
 
 
 def path_matches(path: str, rule: str) -> bool:

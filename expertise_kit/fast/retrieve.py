@@ -62,6 +62,26 @@ STOPWORDS = frozenset({
     "who", "why", "will", "with", "would", "you", "your", "again", "also", "just", "let", "lets", "make",
     "need", "want", "get", "got", "see", "look", "use", "using",
 })  # fmt: skip
+# A task's plain words for the project's programs: "run the tests" is about `pytest` where the store knows
+# pytest. Only programs the store's entries mention are added to a prompt's words.
+PROGRAM_WORDS = {
+    "test": ("pytest", "jest", "vitest", "mocha", "rspec", "phpunit", "unittest", "ctest", "playwright", "cypress",
+             "tox", "nox"),
+    "build": ("make", "cmake", "ninja", "cargo", "gradle", "gradlew", "mvn", "webpack", "vite", "tsc", "idf",
+              "docker", "bazel"),
+    "lint": ("ruff", "eslint", "flake8", "pylint", "clippy", "mypy", "credo", "rubocop", "golangci", "shellcheck"),
+    "format": ("prettier", "black", "gofmt", "rustfmt", "gofumpt", "isort", "biome"),
+    "typecheck": ("mypy", "pyright", "tsc"),
+    "deploy": ("docker", "kubectl", "helm", "terraform", "fly", "vercel", "netlify"),
+    "install": ("pip", "npm", "uv", "poetry", "pnpm", "yarn", "apt", "brew"),
+    "commit": ("git", "precommit"),
+    "push": ("git",),
+}  # fmt: skip
+PROGRAM_WORDS["check"] = PROGRAM_WORDS["lint"] + PROGRAM_WORDS["typecheck"]
+PROGRAM_WORDS["tests"] = PROGRAM_WORDS["testing"] = PROGRAM_WORDS["test"]
+PROGRAM_RELEVANCE = 0.5  # an entry naming the program a task's plain word stands for: relevant, not the best
+PROGRAM_WORDS["compile"] = PROGRAM_WORDS["build"]
+PROGRAM_WORDS["flash"] = ("idf", "esptool", "platformio")
 OLD_DAYS = 90  # an entry last seen longer ago says when
 _SECONDS_A_DAY = 86400.0
 
@@ -182,14 +202,18 @@ def contender_positions(entries: list[dict[str, Any]], programs: dict[str, int] 
         key=lambda p: (-_fix_rank(entries[p], programs or {}), entries[p]["order"]),
     )[: CONTENDERS["fixes"]]
     conventions = [
-        p for p, e in indexed
-        if e.get("kind") not in (FILES, FAILURES) and e.get("manual") and not e.get("stale")
+        p for p, e in indexed if _convention(e) and not e.get("stale")
     ][: CONTENDERS["conventions"]]  # fmt: skip
     files = sorted(
         (p for p, e in indexed if e.get("kind") == FILES and e.get("learned") and not e.get("stale")),
         key=lambda p: (-entries[p].get("rec", 1), entries[p]["order"]),
     )[: CONTENDERS["files"]]
     return sorted({*fixes, *conventions, *files})
+
+
+def _convention(entry: dict[str, Any]) -> bool:
+    """The project's own ways: hand-written patterns and practices, and the rules its users stated."""
+    return entry.get("kind") not in (FILES, FAILURES) and bool(entry.get("manual") or entry.get("rule"))
 
 
 def _contenders(part: dict[str, Any]) -> Any:
@@ -224,7 +248,7 @@ def essentials(
         (e for e in entries if _essential_failure(e)),
         key=lambda e: (-_fix_rank(e, programs), e["order"]),
     )
-    conventions = [e for e in entries if e.get("kind") != FILES and e.get("manual") and e.get("kind") != FAILURES]
+    conventions = [e for e in entries if _convention(e)]
     files = sorted(
         (e for e in entries if e.get("kind") == FILES and e.get("learned")),
         key=lambda e: (-e.get("rec", 1), e["order"]),
@@ -283,6 +307,9 @@ def for_prompt(
     words = set(tokens(task[:MAX_TASK_CHARS])) | {t for f in files for t in tokens(f)}
     # One- and two-digit numbers ("step 2", "retry 3") match list numbering, not lessons; codes stay.
     query = {w for w in words - STOPWORDS if not (w.isdigit() and len(w) <= 2)}
+    programs = _programs_meant(query, parts)
+    if programs:  # the plain word stands for the program: where no entry has it, it counts no more as missing
+        query -= {w for w in query & set(PROGRAM_WORDS) if not any(w in (p.get("postings") or {}) for p in parts)}
     most = _most_possible(parts, query, total)
     scores, hits = bm25(parts, query, offsets, total)
     # One word in common must carry weight on its own; two or more distinct words may each carry less.
@@ -300,6 +327,12 @@ def for_prompt(
                 if overlap:
                     index = offsets[position] + local
                     relevance[index] = relevance.get(index, 0.0) + overlap / 3.0
+    for position, part in enumerate(parts):  # an entry about the program the task names is relevant to it
+        postings = part.get("postings") or {}
+        for program in programs:
+            for local in postings.get(program, ()):
+                index = offsets[position] + local
+                relevance[index] = max(relevance.get(index, 0.0), PROGRAM_RELEVANCE)
     if not relevance:
         return RenderResult("", present)
     floor = RELATIVE_FLOOR * max(relevance.values())
@@ -344,6 +377,16 @@ def for_prompt(
     truncated = bool(dropped)
     text = _compose("for this task", groups, truncated)
     return RenderResult(text, present, [e["id"] for e in picked], dropped, truncated)
+
+
+def _programs_meant(query: set[str], parts: list[dict[str, Any]]) -> set[str]:
+    """The project's programs a task's plain words stand for: those of ``PROGRAM_WORDS`` some entry names."""
+    found = set()
+    for word in query:
+        for program in PROGRAM_WORDS.get(word, ()):
+            if any(program in (part.get("postings") or {}) for part in parts):
+                found.add(program)
+    return found
 
 
 def _paths(part: dict[str, Any]) -> list[tuple[int, str]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -20,8 +21,15 @@ from expertise_kit import clock
 from expertise_kit.clock import iso
 from expertise_kit.document.ids import error_signature, normalise_path
 from expertise_kit.fast.render import strip_controls
-from expertise_kit.learning.quality import command_typo, harness_noise, network_failure, says_nothing
+from expertise_kit.learning.quality import (
+    command_typo,
+    environment_gotcha,
+    harness_noise,
+    network_failure,
+    says_nothing,
+)
 from expertise_kit.learning.redact import redact
+from expertise_kit.learning.rules import RULE_CHARS, user_rules
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of, programs_in
 
@@ -90,6 +98,9 @@ class Learning:
     text: str  # for routing and reports
     files: list[str] = field(default_factory=list)
     program: str = ""  # a failure's program and subcommand, for routing (`git push`, `mix test`)
+    gotcha: bool = False  # a fact about the machine or the setup: kept the first time, fix or not
+    fix_files: list[str] = field(default_factory=list)  # what the fix changed: where the lesson lives
+    recur_first: bool = False  # held until another session sees it too, though it has a fix
 
 
 @dataclass
@@ -324,48 +335,186 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
     this error is gone, and the edits made in between are its fix (with no edit, only commands, it is
     a new problem and not this one fixed). When the program is not run again, an edit of a file the
     error names, made next, is the fix, said as not re-run. Said as actions: the agent's own
-    explanation, the edit's new lines, the commands run in between, the command that then worked.
+    explanation of the cause, what differs in the command that then worked, the edits' new lines, the
+    commands run in between. Not a fix: a formatter run, a commit, a look-up, an edit later undone, an
+    edit of an unrelated file when the error names the files at fault.
     """
-    rel = ctx.rel
     key = _kind_key(failed)
     # `python: command not found` is fixed by whatever ran next under a near name (`python3`).
-    missing = bool(key[1]) and "command not found" in failed.error
-    said = ""
-    edits: list[str] = []
+    missing = bool(key[1]) and bool(re.search(r"command not found|not installed|not recognized as", failed.error))
+    named = _named_files(failed)
+    texts: list[str] = []
+    edits: list[tuple[ToolCall, str]] = []
     commands: list[str] = []
-    for index, call in enumerate(later):
-        if index == 0 or not said:  # the reader's text before this call, when it speaks of this failure
-            said = _about(_first_sentence(str(getattr(call, "said", "") or "")), failed)
+    for call in later:
+        texts.append(str(getattr(call, "said", "") or ""))
         if call.interrupted:
             continue
-        same = _kind_key(call) == key or (missing and call.ok is True and _kind_key(call)[1].startswith(key[1]))
+        same = _kind_key(call) == key or (
+            missing and call.ok is True and (_kind_key(call)[1].startswith(key[1]) or _same_arguments(failed, call))
+        )
         if same and call.ok is False:
             if error_signature(pick_error(redact(call.error))) != signature:
                 if " ".join(call.command.split()) != " ".join(failed.command.split()):
                     return None  # `gh api user` after `gh api repos`: another call, not this one again
                 # The same command fails differently: this error is gone. An edit made since is its fix;
                 # commands alone (`mix deps.get` before `mix test`) moved on to another problem.
-                return "; ".join([said, *edits[:3]] if said else edits[:3]) if edits else None
+                kept = _fixing_edits(edits, named, later)
+                if not kept:
+                    return None
+                return _join(_explanation(texts, failed, ctx), *kept)
             continue
         if call.ok is not True:
             continue
+        if same and not edits and not _same_target(failed, call):
+            continue  # `gh api repos/x` after `gh api user` failed: another call that worked, not this one fixed
         if same:
-            parts = [said] if said else []
+            parts = [_explanation(texts, failed, ctx)]
             # The command that worked goes before the edits: a long excerpt must not cut it off.
-            if call.command and call.command.strip() != failed.command.strip():
-                parts.append(f"then `{ctx.first_line(call.command, 80)}` worked")
-            parts += edits[:3]
-            if not edits:  # with an edit, the edit is the fix: `npm install` on the way is not
+            if call.command and " ".join(call.command.split()) != " ".join(failed.command.split()):
+                parts.append(_command_change(failed.command, call.command, ctx))
+            kept = _fixing_edits(edits, named, later)
+            parts += kept
+            if not kept:  # with an edit, the edit is the fix: `npm install` on the way is not
                 parts += list(dict.fromkeys(commands))[:2]
-            return "; ".join(parts) or None  # nothing changed: it just worked on a retry
+            return _join(*parts)  # nothing changed: it just worked on a retry, and that is no fix
         if call.modifies:
             excerpt = str(getattr(call, "excerpt", "") or "").strip()
             for path in call.modifies:
-                shown = rel.get(path, PurePosixPath(path).name)
-                edits.append(f"changed {shown}: `{ctx.clean(excerpt, 120)}`" if excerpt else f"edited {shown}")
-        elif call.command and not _is_test(call.command) and main_program(call.command) not in _LOOKUPS:
+                shown = ctx.rel.get(path, PurePosixPath(path).name)
+                edits.append((call, f"changed {shown}: `{ctx.clean(excerpt, 120)}`" if excerpt else f"edited {shown}"))
+        elif call.command and _helps_fix(call.command):
             commands.append(f"ran `{ctx.first_line(call.command, 80)}`")
-    return _unconfirmed(failed, later, said, ctx)
+    return _unconfirmed(failed, later, _explanation(texts[:1], failed, ctx), ctx)
+
+
+def _positionals(command: str) -> set[str]:
+    """The arguments of a command's main program that are no flag and no setting (`PYTHONPATH=.`)."""
+    words = _words_of(command)
+    program = main_program(command).split()
+    if not program or program[0] not in words:
+        return set()
+    rest = words[words.index(program[0]) + len(program) :]
+    for separator in ("&&", "||", ";", "|"):
+        rest = rest[: rest.index(separator)] if separator in rest else rest
+    return {w for w in rest if not w.startswith("-") and "=" not in w}
+
+
+def _same_target(failed: ToolCall, call: ToolCall) -> bool:
+    """Whether two runs of one program act on the same thing: they share an argument that is no flag, or
+    one of them has none (`pytest -q` and `pytest -q -x`). Not `gh api user` and `gh api repos/x`, nor two
+    different test files."""
+    if not failed.command or not call.command:
+        return True
+    before, after = _positionals(failed.command), _positionals(call.command)
+    return not before or not after or bool(before & after)
+
+
+def _same_arguments(failed: ToolCall, call: ToolCall) -> bool:
+    """Another program run on the same arguments (`gofmt -w ./cmd` after `gofumpt -w ./cmd` was missing):
+    the workaround for a program this machine lacks."""
+    if not call.command:
+        return False
+    before, after = _words_of(failed.command), _words_of(call.command)
+    return len(before) > 1 and before[1:] == after[1:]
+
+
+def _join(*parts: str) -> str | None:
+    return "; ".join(p for p in parts if p) or None
+
+
+# Commands on the way to a fix that are not the fix: formatting, committing, looking around.
+_NOT_FIXES = {"git commit", "git add", "git status", "git diff", "git log", "git show", "git push", "git stash"}
+
+
+def _helps_fix(command: str) -> bool:
+    program = main_program(command)
+    return not (
+        _is_test(command) or program in _LOOKUPS or program in _FORMAT_PROGRAMS or program in _NOT_FIXES
+        or program.split(" ", 1)[0] in _TRIVIAL
+    )  # fmt: skip
+
+
+def _named_files(failed: ToolCall) -> set[str]:
+    """The file names an error points at: a traceback's frames, a compiler's `path:line`."""
+    return {PurePosixPath(p).name for p in _NAMED_FILE.findall(failed.error or "")}
+
+
+_UNDO = re.compile(r"^git\s+(?:checkout|restore)\b")
+
+
+def _fixing_edits(edits: list[tuple[ToolCall, str]], named: set[str], later: list[ToolCall]) -> list[str]:
+    """The edits that may have fixed the failure: not one the session undid later (`git checkout -- f`,
+    `git restore f`), and, when the error names files, only edits of those files (if any was edited)."""
+    undone = " ".join(c.command for c in later if c.command and _UNDO.match(c.command.strip()))
+    kept = [
+        (call, text) for call, text in edits
+        if not any(PurePosixPath(p).name in undone for p in call.modifies)
+    ]  # fmt: skip
+    if named:
+        at_fault = [(c, t) for c, t in kept if any(PurePosixPath(p).name in named for p in c.modifies)]
+        if at_fault:
+            kept = at_fault
+    return [text for _, text in kept][:3]
+
+
+def _command_change(failed: str, worked: str, ctx: _Context) -> str:
+    """The command that worked, shown around what differs from the one that failed: a flag, a directory,
+    an environment variable. A long command is never cut before the part that changed."""
+    before, after = _words_of(failed), _words_of(worked)
+    added = [w for w in after if w not in before]
+    dropped = [w for w in before if w not in after]
+    line = ctx.first_line(worked, 400)
+    if len(line) > 90 and added:
+        at = max(0, line.find(added[0]) - 30)
+        line = ("..." if at else "") + line[at : at + 84] + ("..." if at + 84 < len(line) else "")
+    said = f"then `{line}` worked"
+    change = []
+    if added and len(added) <= 4:
+        change.append("added `" + ctx.clean(" ".join(added), 60) + "`")
+    if dropped and len(dropped) <= 4:
+        change.append("dropped `" + ctx.clean(" ".join(dropped), 60) + "`")
+    return f"{said} ({', '.join(change)})" if change and len(added) + len(dropped) <= 6 else said
+
+
+def _words_of(command: str) -> list[str]:
+    try:
+        return shlex.split(command.strip().split("\n", 1)[0])
+    except ValueError:
+        return command.split()
+
+
+# A sentence that says why something failed, or what it needs: the agent's own diagnosis.
+_CAUSE = re.compile(
+    r"\b(?:the\s+(?:real\s+)?(?:issue|problem|error|bug|cause|culprit|reason|fix)\b|root\s+cause|because|caused\s+by|"
+    r"due\s+to|turns\s+out|lives\s+in|belongs\s+(?:in|to)|needs?\s+(?:to\s+be|a|an|the)\b|requires?\b|expects?\b|"
+    r"instead\s+of|rather\s+than|must\s+be|should\s+be|is(?:n't|\s+not)\s+(?:installed|available|exported|defined|"
+    r"supported|set|on)|(?:doesn't|does\s+not|don't|do\s+not)\s+(?:exist|support|accept|have|work)|not\s+supported|"
+    r"deprecated|renamed|moved\s+to|only\s+works|is\s+missing|are\s+missing|wrong)\b|,\s+not\s+(?:a|an|the|in|from)\b",
+    re.I,
+)
+# Words of a status report, not a diagnosis: "Perfect! Now let me run the tests".
+_STATUS = re.compile(r"^(?:perfect|great|good|excellent|now\b|let\s+me|let's|i'll|i\s+will|next\b|done\b|ok\b)", re.I)
+
+
+def _explanation(texts: list[str], failed: ToolCall, ctx: _Context) -> str:
+    """The agent's own account of what was wrong, from what it wrote between the failure and the fix: the
+    first sentence that gives a cause and speaks of what failed; else its first words after the failure,
+    when they speak of it ("Wrong key name" after "Unrecognized key")."""
+    for text in texts:
+        for sentence in _SENTENCES.split(" ".join(text.split())):
+            sentence = sentence.strip()
+            telling = 20 <= len(sentence) <= 240 and _CAUSE.search(sentence) and not _STATUS.match(sentence)
+            if telling and _about(sentence, failed):
+                return ctx.clean(sentence, 160)
+    for text in texts:
+        first = _about(_first_sentence(text), failed)
+        if first:
+            return ctx.clean(first, 160)
+    return ""
+
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|(?<=:)\s+(?=[A-Z])")
 
 
 # Words that say nothing of what a failure was about, left out when an explanation is matched to it.
@@ -439,6 +588,36 @@ def program_kind(program: str) -> str:
     return ""
 
 
+_PATHISH = re.compile(r"^[\w@~.+-]*(?:/[\w@.+-]+)+/?$|^[\w@+-][\w@.+-]*\.[A-Za-z]\w{0,5}$")
+
+
+def _paths_named(call: ToolCall) -> list[str]:
+    words = [w.lstrip("@") for w in _words_of(call.command)] if call.command else []
+    return [w for w in [*words, *call.paths] if _PATHISH.match(w.strip("'\"")) and not w.startswith("-")]
+
+
+def _found_elsewhere(call: ToolCall, later: list[ToolCall], ctx: _Context) -> str | None:
+    """A path the agent could not find, then found under another directory within the next few calls:
+    "`bmad/bmm/agents/pm.md` is at `_bmad/bmm/agents/pm.md`". None when it never found it."""
+    missing = [p for p in _paths_named(call) if PurePosixPath(p).name not in ("", ".", "..")]
+    if not missing:
+        return None
+    for found in later[:6]:
+        if found.ok is not True:
+            continue
+        for path in _paths_named(found):
+            for wanted in missing:
+                if "/" not in path.rstrip("/"):
+                    continue  # found from another directory (`cd x && cat a.md`): where it is stays unsaid
+                if PurePosixPath(path).name == PurePosixPath(wanted).name and path.rstrip("/") != wanted.rstrip("/"):
+                    where = ctx.rel.get(path, _portable(path, ctx.bases))
+                    was = ctx.rel.get(wanted, _portable(wanted, ctx.bases))
+                    if where.endswith("/" + was) or where == was:
+                        continue  # the same file named from another directory: nothing moved
+                    return ctx.clean(f"`{was}` is not there: read `{where}`", TEXT_CHARS)
+    return None
+
+
 def _lookup_miss(call: ToolCall, error: str) -> bool:
     """A read-only look-up that found nothing: the agent guessing a path, not a project lesson. A compound
     of look-ups and helpers (`sleep 60 && ls -t out/ | head && tail log.txt`) is one too."""
@@ -475,17 +654,25 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             scrubbed = redact(_unescape(output))
             issue = ctx.clean(_describe_call(call, ctx), ISSUE_CHARS)
             noise = harness_noise(scrubbed)
-            if noise:
+            moved = _found_elsewhere(call, calls[position + 1 :], ctx) if noise and "wrong path" in noise else None
+            if noise and moved is None:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue
-            error = pick_error(scrubbed)
+            error = pick_error(scrubbed) or ctx.first_line(scrubbed, ERROR_CHARS)
             typo = command_typo(error) or network_failure(error)
             if typo:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", typo))
                 continue
-            if _lookup_miss(call, error):
-                reason = "a look-up that found nothing: a guessed path or an empty search"
-                extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", reason))
+            if moved is None and _lookup_miss(call, error):
+                moved = _found_elsewhere(call, calls[position + 1 :], ctx)
+                if moved is None:
+                    reason = "a look-up that found nothing: a guessed path or an empty search"
+                    extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", reason))
+                    continue
+            if moved is not None:  # where a file really is: a lesson once another session guesses the same
+                if moved not in {item.text for item in extraction.learnings}:
+                    fact = {"text": moved, **_provenance(session, call.timestamp)}
+                    extraction.learnings.append(Learning("fact", "patterns", fact, moved, recur_first=True))
                 continue
             if not error or says_nothing(error):
                 code = f"exit code {call.exit_code}" if call.exit_code not in (None, 0) else error or "failed"
@@ -508,9 +695,12 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             raw.update(_provenance(session, call.timestamp))
             files = [rel[p] for p in call.paths if p in rel]
             program = main_program(call.command) if call.command else ""
-            extraction.learnings.append(
-                Learning("failure", "learned_from_failures", raw, f"{raw['issue']} {raw['error']}", files, program)
-            )
+            learning = Learning(
+                "failure", "learned_from_failures", raw, f"{raw['issue']} {raw['error']}", files, program,
+                gotcha=bool(environment_gotcha(error)),
+            )  # fmt: skip
+            learning.fix_files = _fix_files(call, calls[position + 1 :], rel) if solution else []
+            extraction.learnings.append(learning)
 
 
 # A compaction summary's "Errors and fixes" section: items that start with "Error" (a bullet or a bold
@@ -587,7 +777,16 @@ def _summaries(extraction: Extraction, ctx: _Context) -> None:
                 )
 
 
-def _files(extraction: Extraction, ctx: _Context) -> None:
+# Files that are no project's key files: scratch and temporary files, examples and sample data, fixtures.
+_THROWAWAY = re.compile(
+    r"(?:^|/)(?:tmp|temp|\.tmp|scratch|examples?|samples?|fixtures?|testdata|test_data|__fixtures__|__snapshots__|"
+    r"mock[-_]?data|demo|sandbox|playground)(?:/|$)|(?:^|/)(?:test_file|scratch|tmp|temp|foo|bar|hello(?:_world)?)"
+    r"[^/]*$|(?:^|/)[^/]*(?:example|sample|dummy)[^/]*\.(?:json|csv|txt|ya?ml|xml|md)$|\.(?:bak|orig|tmp|log|swp|rej)$|~$",
+    re.I,
+)
+
+
+def _files(extraction: Extraction, ctx: _Context, root: str | None) -> None:
     rel = ctx.rel
     session = extraction.session
     counts: dict[str, int] = {}
@@ -612,6 +811,17 @@ def _files(extraction: Extraction, ctx: _Context) -> None:
     for path in order:
         if path in counts and not rel.get(path):
             extraction.rejected.append(Rejected("file", _cut(redact(path), PATH_CHARS), "outside the project"))
+    throwaway = [p for p in inside if _THROWAWAY.search(rel[p])]
+    # Learning in the project the session worked on (some of its files are here): a file that is not here
+    # any more was deleted or moved since.
+    here = bool(root) and any(os.path.lexists(os.path.join(str(root), rel[p])) for p in inside)
+    gone = [p for p in inside if here and p not in throwaway and not os.path.lexists(os.path.join(str(root), rel[p]))]
+    for path in throwaway:
+        reason = "a scratch, example or fixture file"
+        extraction.rejected.append(Rejected("file", ctx.clean(rel[path], PATH_CHARS), reason))
+    for path in gone:
+        extraction.rejected.append(Rejected("file", ctx.clean(rel[path], PATH_CHARS), "no longer in the project"))
+    inside = [p for p in inside if p not in throwaway and p not in gone]
     ranked = sorted(inside, key=lambda p: -counts[p])
     for path in ranked[MAX_FILES_PER_SESSION:]:
         reason = f"more than {MAX_FILES_PER_SESSION} files in one session"
@@ -621,29 +831,32 @@ def _files(extraction: Extraction, ctx: _Context) -> None:
         extraction.learnings.append(Learning("file", "core_files", raw, raw["path"], [rel[path]]))
 
 
-def _patterns(extraction: Extraction) -> None:
-    """How this project verifies an edit: its test program, seen passing after a read-then-edit.
+def _patterns(extraction: Extraction, ctx: _Context) -> None:
+    """How this project checks an edit: its test, lint and build commands, as run, seen passing after an edit
+    (``Run `PYTHONPATH=. pytest -q` after editing``). At most three a session, one per program.
 
     Tool orders alone ("Glob -> Read", "Read -> Edit") are true of every project and are not kept.
     """
     session = extraction.session
     found: dict[str, str] = {}
     for calls in session.threads.values():
-        read: set[str] = set()
-        edited_after_read: set[str] = set()
+        edited = False
         for call in calls:
             if call.ok is not True:
                 continue
-            if call.name == "Read" and call.paths:
-                read.add(call.paths[0])
-            elif call.modifies and call.name != "Bash" and call.modifies[0] in read:
-                edited_after_read.add(call.modifies[0])
-            elif call.command and _is_test(call.command) and edited_after_read:
+            if call.modifies and call.name != "Bash":
+                edited = True
+            elif call.command and edited and len(found) < 3:
                 program = program_of(call.command)
-                found[f"read-edit-test:{program}"] = f"Run `{program}` after editing: this project's tests run with it"
-                edited_after_read.clear()
+                if program in found or program not in _CHECK_PROGRAMS and not _is_test(call.command):
+                    continue
+                command = ctx.first_line(call.command, 100)
+                if _is_test(call.command):
+                    found[program] = f"Run `{command}` after editing: this project's tests run with it"
+                else:
+                    found[program] = f"Check edits with `{command}`: it passed after the changes"
+                edited = False
     for text in found.values():
-        text = redact(text)  # the program's name comes from a command
         raw = {"text": text, **_provenance(session, session.ended)}
         extraction.learnings.append(Learning("pattern", "effective_patterns", raw, text))
 
@@ -674,6 +887,75 @@ def _technique(extraction: Extraction, ctx: _Context) -> None:
     extraction.learnings.append(Learning("technique", "successful_techniques", raw, text, files))
 
 
+def _fix_files(failed: ToolCall, later: list[ToolCall], rel: dict[str, str]) -> list[str]:
+    """The project files edited after a failure until its program next succeeded: where its fix lives."""
+    key = _kind_key(failed)
+    found: list[str] = []
+    for call in later[:40]:
+        if call.ok is True and _kind_key(call) == key:
+            break
+        if call.ok is True:
+            found += [rel[p] for p in call.modifies if p in rel and rel[p] not in found]
+    return found[:5]
+
+
+def _rules(extraction: Extraction, ctx: _Context) -> None:
+    """The user's standing rules and corrections, and what they said of their setup: best practices."""
+    session = extraction.session
+    for rule in user_rules(session.prompts):
+        text = ctx.clean(rule, RULE_CHARS)
+        raw = {"text": text, **_provenance(session, session.started or session.ended)}
+        extraction.learnings.append(Learning("rule", "best_practices", raw, text))
+
+
+_USER_SPEECH = re.compile(
+    r"\b(?:please|can you|could you|we are|we're|i am|i'm|i get|we get|getting|help me|resolve|why (?:is|does|do))\b",
+    re.I,
+)
+_ASKS_TO_FIX = re.compile(
+    r"\b(?:errors?|failing|fails|failed|broken|crash(?:es|ed)?)\b.{0,60}\b(?:fix|resolve|solve|why|help)\b|"
+    r"\b(?:fix|resolve|solve)\b.{0,60}\b(?:errors?|failing|fails|failure|crash)",
+    re.I | re.S,
+)
+
+
+def _pasted(extraction: Extraction, ctx: _Context) -> None:
+    """Errors the user pasted into a prompt (a traceback, a CI log): failures like any other. Their fix is
+    the agent's own diagnosis, when it wrote one that speaks of the error; else none is claimed."""
+    session = extraction.session
+    said = [str(getattr(c, "said", "") or "") for c in session.threads.get("main", [])]
+    known = {error_signature(str(i.raw.get("error", ""))) for i in extraction.learnings if i.kind == "failure"}
+    for prompt in session.prompts[:20]:
+        scrubbed = redact(prompt)
+        lines = [line for line in scrubbed.splitlines() if line.strip()]
+        if len(lines) < 2 and len(scrubbed) < 60:
+            continue
+        # The user's own sentences ("we get these errors, please fix") are no error line; what they pasted is.
+        pasted = "\n".join(line for line in lines if not _USER_SPEECH.search(line))
+        error = pick_error(pasted)
+        # A pasted line that names no error class still counts when the user says it is an error.
+        needed = 1 if _ASKS_TO_FIX.search(scrubbed) else 3
+        if not error or _error_score(error) < needed or says_nothing(error) or harness_noise(scrubbed):
+            continue
+        if command_typo(error) or network_failure(error) or error_signature(error) in known:
+            continue
+        known.add(error_signature(error))
+        words = [line for line in lines if line.strip() != error.strip() and _error_score(line.strip()) <= 0]
+        asked = ctx.clean(words[0], 70) if words else "an error"
+        raw: dict[str, Any] = {"issue": ctx.clean(f"reported by the user: {asked}", ISSUE_CHARS),
+                               "error": ctx.clean(error, ERROR_CHARS)}  # fmt: skip
+        probe = ToolCall(call_id="prompt", name="prompt", error=error)
+        cause = _explanation(said, probe, ctx)
+        if cause and _CAUSE.search(cause):
+            raw["solution"] = cause
+        raw.update(_provenance(session, session.started))
+        named = [m for m in _NAMED_FILE.findall(error)]
+        extraction.learnings.append(
+            Learning("failure", "learned_from_failures", raw, f"{raw['issue']} {raw['error']}", named,
+                     gotcha=bool(environment_gotcha(error)))
+        )  # fmt: skip
+
+
 def extract(session: Session, project_root: str | None) -> Extraction:
     extraction = Extraction(session)
     root = os.path.realpath(project_root) if project_root else None
@@ -689,7 +971,9 @@ def extract(session: Session, project_root: str | None) -> Extraction:
     extraction.task = ctx.first_line(session.task, ISSUE_CHARS)
     _failures(extraction, ctx)
     _summaries(extraction, ctx)
-    _files(extraction, ctx)
-    _patterns(extraction)
+    _pasted(extraction, ctx)
+    _rules(extraction, ctx)
+    _files(extraction, ctx, root)
+    _patterns(extraction, ctx)
     _technique(extraction, ctx)
     return extraction

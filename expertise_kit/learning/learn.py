@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from expertise_kit.document.entries import item_id, parse_item
+from expertise_kit.document.entries import is_learned, item_id, parse_item
 from expertise_kit.errors import UserError
 from expertise_kit.fast.classify import Rules, classify, rules_from
 from expertise_kit.learning.extract import Extraction, Learning, extract, program_kind
@@ -54,6 +54,7 @@ class LearnReport:
 
 
 FAILURES = "learned_from_failures"
+FILES = "core_files"
 _PATH_IN_ERROR = re.compile(r"(?<![\w/.])(?:[\w.@-]+/)+[\w.@-]+\.\w{1,6}\b")
 
 
@@ -69,21 +70,31 @@ def _route(learning: Learning, rules: dict[str, Rules], primary: str) -> str:
         return primary
     if learning.kind == "file":
         return classify("", learning.files, rules).domain
-    kind = program_kind(learning.program)
-    if kind == "tooling":
-        return "general" if "general" in rules else primary
-    named = [*learning.files, *(m.group(0) for m in _PATH_IN_ERROR.finditer(str(learning.raw.get("error", ""))))]
+    if learning.kind in ("rule", "fact"):  # what it is about, in its own words and the paths it names
+        named = [m.group(0) for m in _PATH_IN_ERROR.finditer(learning.text)]
+        return classify(learning.text, named, rules).domain
+    # What the lesson is about: the files its fix changed and the paths in its error, before the program
+    # that revealed it (a `pytest` failure fixed in the models is a database lesson).
+    named = [
+        *learning.fix_files, *learning.files,
+        *(m.group(0) for m in _PATH_IN_ERROR.finditer(str(learning.raw.get("error", "")))),
+    ]  # fmt: skip
     by_place = classify("", named, rules).domain if named else "general"
     if by_place != "general":
         return by_place
+    kind = program_kind(learning.program)
+    if kind == "tooling" or learning.gotcha:
+        return "general" if "general" in rules else primary
     if kind == "test" and "testing" in rules:
         return "testing"
     return classify(learning.text, [], rules).domain
 
 
-def _known_homes(store: Store) -> dict[str, str]:
-    """Every entry id already stored, and the domain holding it: a lesson has one home."""
+def _known_homes(store: Store) -> tuple[dict[str, str], dict[str, int]]:
+    """Every entry id already stored, and the domain holding it (a lesson has one home); and how many
+    learned key files each domain holds."""
     homes: dict[str, str] = {}
+    files: dict[str, int] = {}
     for domain in store.config.domains:
         try:
             doc = store.load(domain)
@@ -91,7 +102,25 @@ def _known_homes(store: Store) -> dict[str, str]:
             continue  # a broken or missing file is reported by the write to it, not here
         for section_name, _, item in doc.entries():
             homes.setdefault(item_id(section_name, item), domain)
-    return homes
+            if section_name == FILES and is_learned(item):
+                files[domain] = files.get(domain, 0) + 1
+    return homes, files
+
+
+CENTRAL_TOUCHES = 3  # commits touching a file, among the last HISTORY_DEPTH, that make it central
+CENTRAL_RANK = 30
+
+
+def _central_files(store: Store) -> set[str]:
+    """The files git history touches most (at least ``CENTRAL_TOUCHES`` times): key files on their first
+    sighting. Others wait for a second session that edits them."""
+    from expertise_kit.upkeep.discovery import touches
+
+    try:
+        ranked = touches(store).most_common(CENTRAL_RANK)
+    except Exception:  # noqa: BLE001 - history is only a hint: with no git to ask, files wait for a second session
+        return set()
+    return {path for path, count in ranked if count >= CENTRAL_TOUCHES}
 
 
 def _identity(learning: Learning) -> str | None:
@@ -99,6 +128,10 @@ def _identity(learning: Learning) -> str | None:
         return item_id(learning.section, parse_item(learning.section, learning.raw))
     except ValueError:
         return None  # the store's own validation reports it
+
+
+def _held(entry: str, learning: Learning, domain: str) -> dict[str, Any]:
+    return {"id": entry, "kind": learning.kind, "domain": domain, "text": learning.text}
 
 
 def _session_record(extraction: Extraction, primary: str) -> dict[str, Any]:
@@ -126,7 +159,9 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
     rules = rules_from(store.config.domains)
     by_domain: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     sessions_by_domain: dict[str, list[str]] = {}
-    homes = _known_homes(store)
+    homes, file_counts = _known_homes(store)
+    room = {d: max(0, store.config.core_files_max - file_counts.get(d, 0)) for d in store.config.domains}
+    central: set[str] | None = None
     held = HeldFailures(store.project)
     for session in iter_sessions(paths, fmt, report.errors):
         report.warnings.extend(session.warnings)
@@ -152,10 +187,28 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
                 )
                 continue
             raw = learning.raw
-            if learning.section == FAILURES and entry and entry not in homes:
+            if learning.section == FILES and entry and entry not in homes:
+                if central is None:
+                    central = _central_files(store)
+                if raw.get("path") not in central:
+                    released = held.sight(entry, learning.section, raw)
+                    if released is None:
+                        report.held.append(_held(entry, learning, domain))
+                        continue
+                    raw = released
+                if room.get(domain, 0) <= 0:
+                    reason = f"the domain has its {store.config.core_files_max} key files (core_files_max)"
+                    report.rejected.setdefault(domain, []).append(
+                        {"kind": learning.kind, "text": learning.text, "reason": reason}
+                    )
+                    continue
+                room[domain] = room.get(domain, 0) - 1
+            elif entry and entry not in homes and (
+                learning.recur_first or learning.section == FAILURES and not learning.gotcha
+            ):
                 released = held.sight(entry, learning.section, raw)
                 if released is None:
-                    report.held.append({"id": entry, "domain": domain, "text": learning.text})
+                    report.held.append(_held(entry, learning, domain))
                     continue
                 raw = released
             if entry:

@@ -11,7 +11,7 @@ from typing import Any
 
 __all__ = [
     "rejection_reason", "harness_noise", "command_typo", "network_failure", "says_nothing", "solution_names_action",
-    "generic_pattern",
+    "generic_pattern", "environment_gotcha",
 ]  # fmt: skip
 
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
@@ -71,7 +71,12 @@ _TRANSIENT = re.compile(
     r"Recv failure: Connection was reset|Connection reset by peer|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|"
     r"\bnpm (?:error|ERR!) code (?:EAI_AGAIN|ENOTFOUND|ECONNRESET|ETIMEDOUT)\b|"
     r"Failed to connect to (?!localhost|127\.0\.0\.1|\[?::1)[\w.-]+ port \d+|"
-    r"unable to access '[^']+': (?:Operation timed out|Connection timed out|SSL_ERROR_SYSCALL)"
+    r"unable to access '[^']+': (?:Operation timed out|Connection timed out|SSL_ERROR_SYSCALL)|"
+    # A provider's rate limit or overload: wait and retry, nothing about the project.
+    r"\bRateLimitError\b|\b429\b.{0,40}(?:Too Many Requests|rate|quota|RESOURCE_EXHAUSTED)|RESOURCE_EXHAUSTED|"
+    r"\brate[- ]limit(?:ed)?\b|\bquota exceeded\b|exceeded your (?:current )?quota|\bOverloaded(?:Error)?\b|"
+    r"\b(?:503|529)\b.{0,30}(?:overloaded|unavailable)",
+    re.I,
 )
 # The shell could not parse the command line the agent typed: its typo, not the project's. Judged on the
 # error line picked from the output only: a shell start-up file that fails to parse prints the same words
@@ -96,6 +101,45 @@ _ACTION = re.compile(
 _BARE = re.compile(r"^(?:(?:read [^;]+ first|edited [^;]+)(?:;\s*|$))+$", re.I)
 # Tool-order habits true of any project: they teach an agent nothing about this one.
 _GENERIC = re.compile(r"^(?:Grep|Glob|Search|Find|LS)\s*(?:->|→)\s*Read\b|^Read\s*(?:->|→)\s*(?:Edit|Write)\b", re.I)
+
+
+# A failure that states a fact about the machine or the project's setup: a tool missing, a branch that is not
+# there, a platform's own flags, a terminal needed, a tool's or a model's limit. Worth keeping the first time.
+_GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("a program is missing", re.compile(
+        r"command not found|: not found$|is not recognized as an internal or external command|"
+        r"not installed|No such file or directory.{0,20}(?:bin/|exec)|executable file not found|"
+        r"Unable to locate (?:package|executable)|"
+        r"No module named|Cannot find module|ModuleNotFoundError|"
+        r"could not find (?:a version|executable)|is not installed|not available on this (?:system|platform)",
+        re.I | re.M)),
+    ("a branch or revision that is not there", re.compile(
+        r"unknown revision|ambiguous argument '[^']*'|pathspec '[^']*' did not match|couldn't find remote ref|"
+        r"src refspec \S+ does not match any|not a valid (?:object name|ref)|"
+        r"does not appear to be a git repository", re.I)),
+    ("a platform's own flags", re.compile(
+        r"invalid (?:command code|option)|illegal option|unrecognized (?:option|arguments?)|unknown (?:option|flag)|"
+        r"extra characters at the end of|usage: sed|not supported on (?:this|your) (?:platform|system|os)", re.I)),
+    ("a terminal is needed", re.compile(
+        r"not a tty|requires? a (?:tty|terminal)|Inappropriate ioctl for device|input device is not a TTY|"
+        r"stdin is not a terminal|Raw mode is not supported|must be run (?:in|from) a terminal|"
+        r"could not open a new TTY|no tty present", re.I)),
+    ("a tool's or a model's limit", re.compile(
+        r"context (?:length|window)|maximum context|too many tokens|token limit|Argument list too long|"
+        r"No space left on device|ENOSPC|out of memory|JavaScript heap out of memory|file too large|"
+        r"LLM Provider NOT provided|model .{0,40}(?:not found|does not exist|not supported)|Unknown model|"
+        r"externally-managed-environment|address already in use|EADDRINUSE|"
+        r"requires? (?:Python|node|ruby|go|java)\s*(?:version\s*)?[<>=~^]|unsupported (?:engine|python version)",
+        re.I)),
+)
+
+
+def environment_gotcha(error: str) -> str | None:
+    """What kind of fact about the machine or setup ``error`` states, or None."""
+    for kind, pattern in _GOTCHAS:
+        if pattern.search(error):
+            return kind
+    return None
 
 
 def _letters(text: str) -> int:

@@ -68,7 +68,8 @@ def _skip_reason(path: str) -> str | None:
     return None
 
 
-def _touches(store: Store) -> Counter[str]:
+def touches(store: Store) -> Counter[str]:
+    """How many of the last ``HISTORY_DEPTH`` commits touched each file, by its path in the project."""
     project = store.project
     counts: Counter[str] = Counter()
     if project.git is None:
@@ -101,9 +102,9 @@ def improve_domain(store: Store, domain: str, *, limit: int = DEFAULT_LIMIT, dry
             report.skipped[reason] = report.skipped.get(reason, 0) + 1
         elif normalise_path(path) not in present:
             candidates.append(path)
-    touches = _touches(store)
-    ranked = sorted(candidates, key=lambda p: (-touches.get(p, 0), p))[:limit]
-    report.ranked = [(p, touches.get(p, 0)) for p in ranked]
+    counts = touches(store)
+    ranked = sorted(candidates, key=lambda p: (-counts.get(p, 0), p))[:limit]
+    report.ranked = [(p, counts.get(p, 0)) for p in ranked]
     if ranked and not dry_run:
         moment = iso(clock.now())
         items = [

@@ -37,6 +37,15 @@ _ADDED_OUTPUT = re.compile(r"Added \d+ lines? of output to the chat\.")
 _NO_MATCH = "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in "
 _LINT_HEADER = "# Fix any errors below, if possible."
 _LINT_RUNNING = "## Running: "
+# An error aider printed about the model call: the provider's answer, litellm's exception, a traceback.
+_MODEL_ERROR = re.compile(
+    r"^(?:[\w.]+\.)?\w*(?:Error|Exception)\b(?::|$)|^Traceback \(most recent call last\)|"
+    r"^The API provider (?:is not|has)|^(?:litellm|openai|anthropic)\.\w+"
+)
+# Aider's notices of what it did, which end an error block.
+_NOTICES = ("Applied edit to ", "Running ", "Commit ", "Added ", _LINT_HEADER)
+# The model aider says it uses.
+_MODEL = re.compile(r"^(?:Main model|Model): (\S+)")
 # Chat modes: what follows the command is the request itself.
 _MODES = ("/ask", "/code", "/architect")
 
@@ -52,6 +61,8 @@ class _Aider:
         self.shell: ToolCall | None = None  # the command the user ran this turn (/run, /test, !cmd)
         self.lint: ToolCall | None = None  # a lint failure whose details are being read
         self.asked_to_add = False  # the previous notice asked whether to add command output to the chat
+        self.model_call: ToolCall | None = None  # the model call whose error output is being read
+        self.model = ""  # the model aider said it uses in this session
 
     def feed(self, line: str) -> None:
         if line.startswith("#### ") or line == "####":
@@ -65,7 +76,9 @@ class _Aider:
         elif line.startswith(">"):
             self.lint = None
             self._notice(line[1:].strip())
-        elif line.startswith(_NO_MATCH):
+            return
+        self.model_call = None  # the model's answer, or the next message: the error block is over
+        if line.startswith(_NO_MATCH):
             call = self._call("Edit")
             call.paths = call.modifies = (line[len(_NO_MATCH) :].strip(),)
             call.ok = False
@@ -80,7 +93,8 @@ class _Aider:
         return self.session
 
     def _start(self, header: str) -> None:
-        self.shell = self.lint = None
+        self.shell = self.lint = self.model_call = None
+        self.model = ""
         stamp = _STAMP.search(header)
         if stamp:
             year, month, day, hour, minute, second = stamp.groups()
@@ -105,7 +119,7 @@ class _Aider:
 
     def _typed_message(self) -> None:
         lines, self.typed = self.typed, []
-        self.shell = None
+        self.shell = self.model_call = None
         text = "\n".join(lines).strip()
         first = text.split("\n", 1)[0]
         if not text or _ANSWER.search(first):
@@ -130,6 +144,10 @@ class _Aider:
     def _notice(self, text: str) -> None:
         self._current().records += 1
         asked, self.asked_to_add = self.asked_to_add, "output to the chat?" in text
+        if self._model_error(text):
+            return
+        if model := _MODEL.match(text):
+            self.model = model.group(1)
         if text.startswith("Applied edit to "):
             call = self._call("Edit")
             call.paths = call.modifies = (text[len("Applied edit to ") :].strip(),)
@@ -143,6 +161,24 @@ class _Aider:
         elif text == _LINT_HEADER:
             self.lint = self._call("Bash")
             self.lint.ok = False
+
+    def _model_error(self, text: str) -> bool:
+        """Aider's account of a failed model call, read as a failed call of aider with that model: one call
+        per error block, its lines (retries, the traceback) its output. Whether a provider's rate limit or
+        a flaky connection teaches anything is for the learner to judge, as for any failure."""
+        call = self.model_call
+        if call is not None and text.startswith(_NOTICES):
+            call = self.model_call = None  # aider went on: an edit, a command, a commit
+        if call is not None:
+            if len(call.error) < MAX_ERROR_CHARS:
+                call.error = (call.error + "\n" + text).strip()[:MAX_ERROR_CHARS]
+            return True
+        if not _MODEL_ERROR.match(text) or not self._current().prompts:
+            return False  # before any request: aider's start-up notices, not a model call
+        call = self.model_call = self._run("aider --model " + shlex.quote(self.model) if self.model else "aider")
+        call.ok = False
+        call.error = text[:MAX_ERROR_CHARS]
+        return True
 
     def _lint_detail(self, line: str) -> None:
         assert self.lint is not None

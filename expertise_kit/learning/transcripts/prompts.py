@@ -22,6 +22,8 @@ _HARNESS_PREFIXES = (
     "[Request interrupted",
     "Caveat:",
     "<task-notification>",
+    "<bash-notification>",
+    "<session-start-hook>",
     "<system-reminder>",
     "<bash-input>",
     "<bash-stdout>",

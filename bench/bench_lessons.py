@@ -1,0 +1,221 @@
+"""Whether the store keeps the lessons a senior engineer would keep, and shows them when they help.
+
+For each series in ``bench/lessons/*.json`` (one project's real sessions, with the ~10 key lessons and 5
+next-session prompts a blind reader wrote down before anyone read the store):
+
+1. a fresh temp git repo gets ``expertise init --agent claude-code``;
+2. the series' transcripts are learned one at a time, in time order, with ``expertise learn``;
+3. each next-session prompt is replayed through the installed hooks, as a new session would meet it
+   (session start, then the prompt), and the text the agent would receive is kept;
+4. the store is read back with ``expertise show --json``.
+
+Per series it prints:
+- ``captured``: key lessons some stored entry expresses (one entry matches every pattern of one of the
+  lesson's pattern groups, case-insensitive);
+- ``helped``: prompts whose injected text holds a bullet expressing a lesson the reader said helps it;
+- ``paths``: the share of stored entries that are bare paths (``core_files``);
+- ``fixes``: stored failures with a fix, and how many of them a blind review judged wrong, from
+  ``bench/lessons/<series>.verdicts.json`` when one exists (``--fixes`` prints them for such a review);
+- ``chars``: the mean characters injected at session start plus the first prompt.
+
+The lesson files' ``held_out`` flag marks the series nobody looked at while tuning the learner.
+
+Run: python bench/bench_lessons.py [--series NAME] [--only tuned|held-out] [--fixes] [--show] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_quality import Replay  # noqa: E402
+
+LESSONS = Path(__file__).resolve().parent / "lessons"
+_SHARED = Path(__file__).resolve().parents[2] / "shared"
+TRANSCRIPTS = _SHARED / "fixtures" / "transcripts"
+_FIELDS = ("text", "issue", "error", "solution", "path")
+
+
+@dataclass
+class _Session:
+    """What the hooks need of a session: an id and a transcript path."""
+
+    id: str
+    source: Path
+
+
+@dataclass
+class SeriesFigures:
+    name: str
+    held_out: bool
+    lessons: int = 0
+    captured: list[str] = field(default_factory=list)
+    prompts: int = 0
+    helped: int = 0
+    entries: int = 0
+    paths: int = 0
+    fixes: list[dict[str, Any]] = field(default_factory=list)
+    wrong: int = 0
+    judged: int = 0
+    chars: list[int] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    unhelped: list[str] = field(default_factory=list)
+
+
+def expresses(text: str, lesson: dict[str, Any]) -> bool:
+    """Whether ``text`` (one entry, or one injected bullet) matches every pattern of one of the lesson's groups."""
+    return any(all(re.search(p, text, re.I) for p in group) for group in lesson.get("match") or [])
+
+
+def entry_text(record: dict[str, Any]) -> str:
+    return " ".join(str(record.get(k) or "") for k in _FIELDS).strip()
+
+
+def bullets(injected: str) -> list[str]:
+    """The injected text, a bullet a piece (a wrapped bullet's lines kept together)."""
+    found: list[str] = []
+    for line in injected.splitlines():
+        if line.startswith("- "):
+            found.append(line)
+        elif found and line.startswith(" "):
+            found[-1] += " " + line.strip()
+    return found
+
+
+def _time_key(path: Path) -> str:
+    """Codex rollouts sort by their name's timestamp; other files by their first timestamp, then name."""
+    if path.name.startswith("rollout-"):
+        return path.name
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                stamp = re.search(r'"timestamp"\s*:\s*"([^"]+)"', line)
+                if stamp:
+                    return stamp.group(1)
+    except OSError:
+        pass
+    return path.name
+
+
+def transcripts_of(spec: dict[str, Any]) -> list[Path]:
+    files = {p for pattern in spec["transcripts"] for p in TRANSCRIPTS.glob(pattern) if p.is_file()}
+    main = [p for p in files if not p.name.startswith("agent-")]  # subagent files are read with their session
+    return sorted(main, key=_time_key)
+
+
+def run_series(spec: dict[str, Any], verdicts: dict[str, str]) -> SeriesFigures:
+    figures = SeriesFigures(spec["series"], bool(spec.get("held_out")))
+    replay = Replay("claude-code")
+    try:
+        for path in transcripts_of(spec):
+            replay._cli("learn", str(path))
+        records = [record for _, record in replay.entries()]
+        figures.entries = len(records)
+        figures.paths = sum(1 for r in records if r.get("section") == "core_files")
+        lessons = spec.get("lessons") or []
+        figures.lessons = len(lessons)
+        texts = [entry_text(r) for r in records]
+        for lesson in lessons:
+            if any(expresses(text, lesson) for text in texts):
+                figures.captured.append(lesson["id"])
+            else:
+                figures.missed.append(f"{lesson['id']} {lesson['lesson'][:100]}")
+        by_id = {lesson["id"]: lesson for lesson in lessons}
+        for prompt in spec.get("prompts") or []:
+            helpers = [by_id[i] for i in prompt.get("helped_by") or [] if i in by_id]
+            if not helpers:
+                continue  # a series that teaches nothing has no prompt a lesson could help
+            figures.prompts += 1
+            session = _Session(f"bench-{uuid.uuid4()}", Path("/nonexistent/transcript.jsonl"))
+            start = replay.inject(session).text  # type: ignore[arg-type]
+            first = replay.inject(session, prompt["prompt"]).text  # type: ignore[arg-type]
+            injected = "\n".join(t for t in (start, first) if t)
+            figures.chars.append(len(injected))
+            if any(expresses(b, lesson) for b in bullets(injected) for lesson in helpers):
+                figures.helped += 1
+            else:
+                figures.unhelped.append(prompt["prompt"][:100])
+        for record in records:
+            if record.get("section") == "learned_from_failures" and record.get("solution"):
+                key = entry_text(record)
+                figures.fixes.append(record)
+                verdict = verdicts.get(key)
+                if verdict:
+                    figures.judged += 1
+                    figures.wrong += verdict == "wrong"
+        return figures
+    finally:
+        replay.close()
+
+
+def _ratio(hits: int, total: int) -> str:
+    return f"{hits / total:.2f} ({hits}/{total})" if total else "-"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--series", default="", help="only series whose name holds this")
+    parser.add_argument("--fixes", action="store_true", help="print every stored fix, for a blind review")
+    parser.add_argument("--show", action="store_true", help="print missed lessons and unhelped prompts")
+    parser.add_argument("--only", choices=("tuned", "held-out"), help="only the series tuned on, or held out")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if not TRANSCRIPTS.is_dir():
+        print(f"real transcripts not found at {TRANSCRIPTS} (../shared)", file=sys.stderr)
+        return 1
+    rows: list[SeriesFigures] = []
+    for spec_path in sorted(LESSONS.glob("*.json")):
+        if spec_path.name.endswith(".verdicts.json"):
+            continue
+        spec = json.loads(spec_path.read_text(encoding="utf-8"))
+        if args.series and args.series not in spec["series"]:
+            continue
+        if args.only and bool(spec.get("held_out")) != (args.only == "held-out"):
+            continue
+        verdict_path = spec_path.with_name(spec_path.stem + ".verdicts.json")
+        verdicts = json.loads(verdict_path.read_text(encoding="utf-8")) if verdict_path.exists() else {}
+        figures = run_series(spec, verdicts)
+        rows.append(figures)
+        if args.fixes:
+            for record in figures.fixes:
+                print(json.dumps({"series": figures.name, "entry": entry_text(record)}, ensure_ascii=False))
+    if args.json:
+        print(json.dumps([f.__dict__ | {"fixes": len(f.fixes)} for f in rows], ensure_ascii=False, indent=1))
+        return 0
+    header = f"{'series':26} {'held':4} {'captured':13} {'helped':11} {'paths':13} {'fixes':6} {'wrong':9} chars"
+    print(header)
+    for group in (False, True):
+        chosen = [f for f in rows if f.held_out is group]
+        for f in chosen:
+            mean = f"{sum(f.chars) / len(f.chars):.0f}" if f.chars else "-"
+            wrong = f"{f.wrong}/{f.judged}" if f.judged else "-"
+            print(
+                f"{f.name:26} {'yes' if group else 'no':4} {_ratio(len(f.captured), f.lessons):13} "
+                f"{_ratio(f.helped, f.prompts):11} {_ratio(f.paths, f.entries):13} {len(f.fixes):<6} {wrong:9} {mean}"
+            )
+            if args.show:
+                for line in f.missed:
+                    print(f"    missed  {line}")
+                for line in f.unhelped:
+                    print(f"    unhelped  {line}")
+        if chosen:
+            captured = sum(len(f.captured) for f in chosen)
+            print(
+                f"{'  all ' + ('held out' if group else 'tuned on'):31} "
+                f"{_ratio(captured, sum(f.lessons for f in chosen)):13} "
+                f"{_ratio(sum(f.helped for f in chosen), sum(f.prompts for f in chosen)):11} "
+                f"{_ratio(sum(f.paths for f in chosen), sum(f.entries for f in chosen)):13} "
+                f"{sum(len(f.fixes) for f in chosen):<6} {sum(f.wrong for f in chosen)}/{sum(f.judged for f in chosen)}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

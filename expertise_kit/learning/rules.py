@@ -1,0 +1,130 @@
+"""What the user said that should outlive the session: standing rules and corrections, facts about their
+setup, and errors they pasted into a prompt.
+
+A rule is a sentence of the user's own prompt that says how work is done here, not what to do now:
+"always/never/every ...", "make sure ...", "don't ...", "use X, not Y", "I'm on Ubuntu". A one-off request
+("fix this", "make sure it works") has too few words of its own to be one. Text the user pasted (code
+fences, quoted logs, a template with headings or tags) holds no rules of theirs.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["user_rules", "MAX_RULES_PER_SESSION", "RULE_CHARS"]
+
+MAX_RULES_PER_SESSION = 6
+RULE_CHARS = 200
+_MIN_CHARS = 12
+
+# A rule's marker, at the start of a sentence (after "please", "and", "also" ...).
+_LEAD = r"(?:(?:please|and|also|but|so|oh|ok|okay|note|remember|important)[,:]?\s+)*"
+_START = re.compile(
+    _LEAD + r"(?:always|never|every\s+time|whenever|make\s+sure|ensure|remember\s+to|do\s*n[o']t|dont|do\s+not|"
+    r"avoid|stop\s+\w+ing|prefer|only\s+use|from\s+now\s+on|going\s+forward|keep\s+(?:the|all|every)|"
+    r"no\s+more|you\s+(?:must|should(?:n't| not)?|need\s+to)\s+(?:always|never|not))\b",
+    re.I,
+)
+# Markers anywhere in a sentence.
+_ANYWHERE = re.compile(
+    r"\b(?:always|never)\b|\bmust(?:\s+not)?\s+\w+|"
+    r"\bevery\s+(?:feature|change|commit|new|file|function|endpoint|test|pr|release|page|command|module|component|"
+    r"migration|model|screen|string)s?\b|"
+    r"\buse\s+\S+(?:\s+\S+){0,4}?,?\s+(?:not|instead\s+of|rather\s+than)\s+\S|"
+    r"\binstead\s+of\s+\S+(?:\s+\S+){0,3}?,?\s+use\b|\bshould(?:n't|\s+not)?\s+(?:be|go|use|have|run|live|stay|"
+    r"come|include|show|appear|call|return|print|read|write|match|never|always|only)\b|"
+    r"\b(?:is|are|goes|go|belongs?|lives?|means?|be)\s+\S+(?:\s+\S+){0,4}?,\s+not\s+\S+(?:\s+\S+){0,3}[.!]?$|^correction\b|"
+    r"\bno\s+need\s+(?:to|for)\b|\bthere'?s\s+no\s+need\b",
+    re.I,
+)
+# The user telling how their machine or project is set up.
+_SETUP = re.compile(
+    r"^(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:on|using|running|working\s+on)\s+\S|"
+    r"^(?:my|our)\s+(?:machine|os|laptop|shell|server|box|environment|setup|default\s+branch)\s+(?:is|runs|has)\b|"
+    r"^(?:the\s+)?default\s+branch\s+is\b|^we\s+(?:use|deploy\s+(?:to|with)|host\s+on)\s+\S",
+    re.I,
+)
+# Other languages' markers: Chinese, Spanish, Portuguese, German, French.
+_OTHER = re.compile(
+    r"不要|别再|必须|务必|始终|总是|每次|一定要|记得|禁止|请勿|不能|不允许|统一使用|不应该|应该|没有必要|不需要|不必|"
+    r"\bil\s+faut\b|\bil\s+faudrait\b|\bne\s+doi[tv]\b|\bdoi(?:t|vent)\s+(?:être|toujours|jamais)\b|\bet\s+non\s+(?:à|a|au|aux|pas|par|de|des|du|le|la|les|un|une)\b|"
+    r"\bn'inclu[st]\s+pas\b|\bhay\s+que\b|\bno\s+debe\b|\bdebe\s+\w+|\bmuss\b|\bdarf\s+nicht\b|"
+    r"^(?:siempre|nunca|no\s+uses|no\s+hagas|asegúrate|cada\s+vez|recuerda|sempre|nunca|não\s+use|"
+    r"immer|niemals|nie\s+|stelle\s+sicher|verwende\s+nie|toujours|jamais|ne\s+jamais|assure-toi)\b",
+    re.I,
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_SENTENCE = re.compile(r"(?<=[.!;。！；])\s+|(?<=[。！；])|\s+-\s+(?=[A-Z])")
+_WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
+# Words that carry no content of their own in a rule: markers, pronouns, fillers.
+_FILLER = frozenset(
+    {
+        "always", "never", "every", "time", "make", "sure", "ensure", "remember", "don't", "dont", "do", "not",
+        "please", "and", "also", "but", "so", "the", "a", "an", "it", "this", "that", "these", "those", "to", "you",
+        "we", "i", "is", "are", "be", "works", "work", "working", "fix", "fixed", "good", "ok", "okay", "just",
+        "should", "must", "need", "needs", "all", "of", "for", "in", "on", "with", "again", "now", "them", "they",
+        "my", "your", "our", "done", "right", "correct", "correctly", "properly", "thing", "things", "everything",
+        "stuff", "here", "there", "like", "before", "after", "can", "will", "would", "no", "yes", "if",
+    }
+)  # fmt: skip
+_PASTED = re.compile(r"^\s*(?:>|\$ |#!|\s{4}|\t|at\s+\S+\(|File \"|Traceback|[│┃|⎿●✓✗]\s)")
+_TEMPLATE = re.compile(r"^\s*#{1,6}\s|<[a-zA-Z_][\w-]*(?:\s[^>]*)?>|\{\{|\*\*[^*\n]+\*\*:", re.M)
+# Talk about the conversation, not a rule: "I'm not saying you should ...", "I think we should ...".
+_CHAT = re.compile(r"\b(?:i|you|we)\s+(?:should|shouldn't)\b|\bi'?m\s+not\s+saying\b|[吗呢]\s*$", re.I)
+_LOG_LINE = re.compile(r"^\s*(?:\[?\d{2,4}[-/:]\d{2}|\w+Error\b|error[:\[]|warning[:\[]|fatal:|npm ERR)", re.I)
+
+
+def _sentences(prompt: str) -> list[str]:
+    """The sentences the user typed: code fences, quoted and pasted lines left out."""
+    kept: list[str] = []
+    fenced = False
+    for line in prompt.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or _PASTED.match(line) or _LOG_LINE.match(line):
+            continue
+        text = line.strip().lstrip("-*•").strip()
+        if text:
+            kept.extend(part.strip() for part in _SENTENCE.split(text) if part and part.strip())
+    return kept
+
+
+def _content_words(sentence: str) -> int:
+    if _CJK.search(sentence):
+        return len(_CJK.findall(sentence)) // 2
+    return sum(1 for w in _WORD.findall(sentence.lower()) if w not in _FILLER and len(w) > 1)
+
+
+def _is_rule(sentence: str) -> bool:
+    if "?" in sentence or "？" in sentence:
+        return False  # a question asks; it sets no rule
+    cjk = bool(_CJK.search(sentence))
+    if len(sentence) < (6 if cjk else _MIN_CHARS) or len(sentence) > 250 or _CHAT.search(sentence):
+        return False
+    marked = bool(_START.match(sentence) or _ANYWHERE.search(sentence) or _SETUP.match(sentence))
+    marked = marked or bool(_OTHER.search(sentence))
+    return marked and _content_words(sentence) >= 3
+
+
+def _tidy(sentence: str) -> str:
+    text = " ".join(sentence.split())
+    text = re.sub(r"^(?:(?:please|and|also|but|so|oh|ok|okay)[,:]?\s+)+", "", text, flags=re.I)
+    text = text.rstrip(" ,;:")
+    return text[:1].upper() + text[1:]
+
+
+def user_rules(prompts: list[str]) -> list[str]:
+    """The standing rules and setup facts in the user's prompts, in order, each once."""
+    found: dict[str, str] = {}
+    for prompt in prompts:
+        lines = prompt.count("\n") + 1
+        if lines > 15 or _TEMPLATE.search(prompt):
+            continue  # a template or a pasted document: its imperatives are not the user's own
+        for sentence in _sentences(prompt):
+            if _is_rule(sentence):
+                text = _tidy(sentence)
+                found.setdefault(text.lower(), text)
+            if len(found) >= MAX_RULES_PER_SESSION:
+                return list(found.values())
+    return list(found.values())

@@ -1,0 +1,360 @@
+"""Lessons a senior engineer would keep: the user's rules, the agent's diagnosis, the change that made the
+check pass, facts about the machine, Aider's recorded errors, and key files that earned their place."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import CWD, ClaudeSession
+from conftest import Cli
+from test_extraction_quality import _added, _learn
+
+from expertise_kit.learning.extract import extract
+from expertise_kit.learning.quality import environment_gotcha
+from expertise_kit.learning.rules import user_rules
+from expertise_kit.learning.transcripts import read_sessions
+from expertise_kit.learning.transcripts.model import Session, ToolCall
+
+
+def _entries(run: Cli, domain: str) -> list[dict[str, Any]]:
+    data: dict[str, Any] = json.loads(run("show", domain, "--json").stdout)
+    return list(data["entries"])
+
+
+def _session(*calls: ToolCall, prompts: tuple[str, ...] = ("fix the build",)) -> Session:
+    session = Session(id="s1", format="claude-code", source=Path("x.jsonl"), cwd=CWD, prompts=list(prompts))
+    session.calls = list(calls)
+    return session
+
+
+def _failures(session: Session) -> list[dict[str, Any]]:
+    return [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+
+
+# -- rules from the user ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "prompt, rule",
+    [
+        ("Every feature goes into the CLI, the GUI, the docs and the changelog.", "Every feature goes into the CLI"),
+        ("fix the login page. Never commit directly to main, open a PR.", "Never commit directly to main"),
+        ("Please don't add new dependencies without asking me first", "Don't add new dependencies"),
+        ("use pnpm, not npm, in this repo", "Use pnpm, not npm"),
+        ("I'm on Ubuntu 22.04 and the app exits at once when started", "I'm on Ubuntu 22.04"),
+        ("There should be no postgres or redis for the embedded mode.", "There should be no postgres"),
+        ("init应该放在--help的第一行显示", "Init应该放在--help的第一行显示"),
+        ("N'inclus pas les autres fichiers prd", "N'inclus pas les autres fichiers prd"),
+    ],
+)
+def test_standing_rules_are_read_from_the_users_words(prompt: str, rule: str) -> None:
+    assert [r for r in user_rules([prompt]) if r.startswith(rule)], user_rules([prompt])
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "fix this",
+        "make sure it works",  # a one-off: nothing of its own to remember
+        "should we always use UUIDs here?",  # a question sets no rule
+        "还有什么地方应该补充单测的吗",  # a question, in Chinese
+        "I'm not saying you should read them whenever.",
+        "## Rules\nAlways follow the template.\nNever skip a step.",  # a template, not the user's words
+        "```\nnever do this in prod\n```",  # pasted code
+        "Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: must always be positive",
+    ],
+)
+def test_one_off_requests_questions_and_pasted_text_are_no_rules(prompt: str) -> None:
+    assert user_rules([prompt]) == []
+
+
+def test_a_rule_is_stored_where_it_belongs_and_recurs_across_sessions(project: Path, run: Cli, tmp_path: Path) -> None:
+    first = ClaudeSession("5e55104e-1d2c-4b1a-9f00-000000000001")
+    first.prompt("Add the refund endpoint. Always run the database migrations inside a transaction.")
+    first.say("ok")
+    data = _learn(run, first.write(tmp_path / "a.jsonl"))
+    assert ("database", "best_practices", "Always run the database migrations inside a transaction.") in _added(data)
+    second = ClaudeSession("5e55104e-1d2c-4b1a-9f00-000000000002")
+    second.prompt("always run the database migrations inside a transaction.")
+    second.say("ok")
+    _learn(run, second.write(tmp_path / "b.jsonl"))
+    [entry] = [e for e in _entries(run, "database") if e["section"] == "best_practices"]
+    assert entry["recurrence"] == 2 and entry["source"] == "learned" and len(entry["sessions"]) == 2
+
+
+def test_a_stated_rule_is_part_of_the_essentials_at_session_start(project: Path, run: Cli, tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("Use pnpm, not npm, for every install in this repo.")
+    s.say("ok")
+    _learn(run, s.write(tmp_path / "a.jsonl"))
+    shown = run("render").stdout
+    assert "Use pnpm, not npm" in shown
+
+
+def test_an_error_the_user_pasted_is_a_failure(project: Path, run: Cli, tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt(
+        "CI fails with this, please fix:\n"
+        "Traceback (most recent call last):\n"
+        '  File "app/db.py", line 3, in <module>\n'
+        "sqlalchemy.exc.OperationalError: no such table: users"
+    )
+    s.say("The problem is that the users table is never created because the migration was not run.")
+    s.bash("alembic upgrade head", "ok")
+    s.say("done")
+    session = read_sessions(s.write(tmp_path / "a.jsonl"))[0]
+    [failure] = _failures(session)
+    assert failure["error"] == "sqlalchemy.exc.OperationalError: no such table: users"
+    assert failure["issue"].startswith("reported by the user: CI fails with this")
+    assert failure["solution"].startswith("The problem is that the users table is never created")
+
+
+# -- the agent's conclusions and the fix that made the check pass -------------------------------------
+
+
+def test_the_agents_diagnosis_is_the_solution_not_its_status_report() -> None:
+    session = _session(
+        ToolCall("1", "Bash", command="python -m app", ok=False,
+                 error="ImportError: cannot import name 'QAction' from 'PyQt6.QtWidgets'"),  # fmt: skip
+        ToolCall("2", "Edit", paths=(f"{CWD}/app/main.py",), modifies=(f"{CWD}/app/main.py",), ok=True,
+                 said="Let me look. The issue is that QAction lives in QtGui in PyQt6, not QtWidgets.",
+                 excerpt="from PyQt6.QtGui import QAction"),  # fmt: skip
+        ToolCall("3", "Bash", command="python -m app", ok=True, said="Perfect! Now it starts."),
+    )
+    [failure] = _failures(session)
+    assert failure["solution"].startswith("The issue is that QAction lives in QtGui in PyQt6, not QtWidgets.")
+    assert "from PyQt6.QtGui import QAction" in failure["solution"]
+
+
+def test_a_different_command_shows_what_changed_never_cut_before_it() -> None:
+    long_tail = " ".join(f"tests/unit/test_module_{i}.py" for i in range(8))
+    session = _session(
+        ToolCall("1", "Bash", command=f"pytest -q {long_tail}", ok=False,
+                 error="E   ModuleNotFoundError: No module named 'app'"),  # fmt: skip
+        ToolCall("2", "Bash", command=f"PYTHONPATH=. pytest -q {long_tail}", ok=True),
+    )
+    [failure] = _failures(session)
+    assert "added `PYTHONPATH=.`" in failure["solution"]
+    assert "`PYTHONPATH=. pytest -q" in failure["solution"]
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        ToolCall("2", "Bash", command="npx prettier --write src", ok=True),  # a formatter run
+        ToolCall("2", "Bash", command="git commit -am wip", ok=True),  # an automatic commit
+    ],
+)
+def test_a_formatter_run_or_a_commit_is_no_fix(between: ToolCall) -> None:
+    session = _session(
+        ToolCall("1", "Bash", command="npm test", ok=False, error="TypeError: cart.total is not a function"),
+        between,
+        ToolCall("3", "Bash", command="npm test", ok=True),
+    )
+    [failure] = _failures(session)
+    assert "solution" not in failure  # the same command re-run: it just worked; nothing to claim
+
+
+def test_an_edit_undone_later_and_an_unrelated_edit_are_no_fix() -> None:
+    error = 'Traceback (most recent call last):\n  File "shop/cart.py", line 9\nKeyError: \'total\''
+    session = _session(
+        ToolCall("1", "Bash", command="python -m shop", ok=False, error=error),
+        ToolCall("2", "Edit", paths=(f"{CWD}/README.md",), modifies=(f"{CWD}/README.md",), ok=True,
+                 excerpt="## Usage"),  # fmt: skip
+        ToolCall("3", "Edit", paths=(f"{CWD}/shop/util.py",), modifies=(f"{CWD}/shop/util.py",), ok=True,
+                 excerpt="x = 1"),  # fmt: skip
+        ToolCall("4", "Bash", command="git checkout -- shop/util.py", ok=True),
+        ToolCall("5", "Edit", paths=(f"{CWD}/shop/cart.py",), modifies=(f"{CWD}/shop/cart.py",), ok=True,
+                 excerpt="total = cart.get('total', 0)"),  # fmt: skip
+        ToolCall("6", "Bash", command="python -m shop", ok=True),
+    )
+    [failure] = _failures(session)
+    assert "cart.get('total', 0)" in failure["solution"]
+    assert "README" not in failure["solution"] and "util.py" not in failure["solution"]
+
+
+def test_a_failure_is_routed_by_the_files_its_fix_changed(project: Path, run: Cli, tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("make the tests pass")
+    s.bash("pytest -q", "E   sqlalchemy.exc.IntegrityError: NOT NULL constraint failed: orders.total", exit_code=1)
+    s.tool("Edit", {"file_path": f"{CWD}/db/migrations/0003_orders.sql", "old_string": "a", "new_string": "b"}, "ok")
+    s.bash("pytest -q", "3 passed")
+    s.say("done")
+    data = _learn(run, s.write(tmp_path / "a.jsonl"))
+    assert [d for d, section, _ in _added(data) if section == "learned_from_failures"] == ["database"]
+
+
+# -- environment gotchas ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "bash: gofumpt: command not found",
+        "fatal: ambiguous argument 'main': unknown revision or path not in the working tree.",
+        'sed: 1: "s/a/b/": invalid command code s',
+        "the input device is not a TTY",
+        "litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider you are trying to call.",
+        "error: externally-managed-environment",
+    ],
+)
+def test_environment_facts_are_recognised(error: str) -> None:
+    assert environment_gotcha(error)
+
+
+@pytest.mark.parametrize("error", ["KeyError: 'month'", "AssertionError: assert 1 == 2", "SyntaxError: invalid"])
+def test_code_errors_are_not_environment_facts(error: str) -> None:
+    assert environment_gotcha(error) is None
+
+
+def test_a_gotcha_is_kept_the_first_time_with_the_workaround(project: Path, run: Cli, tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("format the go code")
+    s.bash("gofumpt -w ./cmd", "bash: gofumpt: command not found", exit_code=127)
+    s.bash("gofmt -w ./cmd", "")
+    s.bash("git log main..HEAD", "fatal: ambiguous argument 'main..HEAD': unknown revision", exit_code=128)
+    s.say("done")
+    data = _learn(run, s.write(tmp_path / "a.jsonl"))
+    assert data["held"] == []
+    stored = {e["issue"]: e for e in _entries(run, "general") if e["section"] == "learned_from_failures"}
+    assert "unknown revision" in stored["`git log main..HEAD`"]["error"]
+    assert "then `gofmt -w ./cmd` worked" in stored["`gofumpt -w ./cmd`"]["solution"]
+
+
+# -- Aider ----------------------------------------------------------------------------------------------
+
+_AIDER = """\
+# aider chat started at 2026-02-27 18:03:28
+
+> /home/u/venv/bin/aider --model qwen/qwen3-coder --yes
+> Aider v0.86.2
+> Model: qwen/qwen3-coder with whole edit format
+
+#### Create hello.py with a hello function. Never touch the generated files under gen/.
+> litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider you are trying to call.
+> https://docs.litellm.ai/docs/providers
+
+# aider chat started at 2026-02-27 18:10:00
+
+> Model: gemini/gemini-2.5-pro with diff edit format
+
+#### analyze the project
+> litellm.RateLimitError: geminiException - {"error": {"code": 429, "message": "You exceeded your current quota"}}
+> Retrying in 0.2 seconds...
+> litellm.RateLimitError: geminiException - {"error": {"code": 429, "message": "You exceeded your current quota"}}
+"""
+
+
+def test_aider_model_errors_are_read_and_rate_limits_teach_nothing(project: Path, run: Cli, tmp_path: Path) -> None:
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text(_AIDER)
+    first, second = read_sessions(history)
+    assert [(c.command, c.ok) for c in first.calls] == [("aider --model qwen/qwen3-coder", False)]
+    assert len(second.calls) == 1 and "RateLimitError" in second.calls[0].error
+    data = _learn(run, history)
+    assert data["held"] == []
+    general = _entries(run, "general")
+    [failure] = [e for e in general if e["section"] == "learned_from_failures"]
+    assert failure["issue"] == "`aider --model qwen/qwen3-coder`" and "LLM Provider NOT provided" in failure["error"]
+    rejected = [r for d in data["domains"].values() for r in d["rejected"]]
+    assert any("quota" in r["text"] and r["reason"].startswith("transient") for r in rejected)
+    assert [e["text"] for e in general if e["section"] == "best_practices"] == [
+        "Never touch the generated files under gen/."
+    ]
+
+
+# -- key files earn their place -------------------------------------------------------------------------
+
+
+def _editing(session_id: str, *paths: str) -> ClaudeSession:
+    s = ClaudeSession(session_id)
+    s.prompt("work on the shop")
+    for path in paths:
+        s.tool("Write", {"file_path": f"{CWD}/{path}", "content": "x = 1\n"}, "ok")
+    s.say("done")
+    return s
+
+
+def _paths(run: Cli) -> list[str]:
+    rows = json.loads(run("list", "--json").stdout)
+    found = []
+    for row in rows:
+        found += [e["path"] for e in _entries(run, row["domain"]) if e["section"] == "core_files"]
+    return sorted(found)
+
+
+def test_a_file_edited_in_one_session_is_held_and_stored_when_another_edits_it(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    _learn(run, _editing("5e55104e-1d2c-4b1a-9f00-000000000001", "shop/cart.py", "shop/tax.py").write(tmp_path / "a"))
+    assert _paths(run) == []
+    _learn(run, _editing("5e55104e-1d2c-4b1a-9f00-000000000002", "shop/cart.py").write(tmp_path / "b.jsonl"))
+    assert _paths(run) == ["shop/cart.py"]
+
+
+def test_scratch_example_and_fixture_files_are_never_key_files(project: Path, run: Cli, tmp_path: Path) -> None:
+    paths = ("tmp/run.log", "examples/demo.py", "tests/fixtures/orders.json", "data/sample_orders.csv", "hello.py")
+    for number in (1, 2):
+        session = _editing(f"5e55104e-1d2c-4b1a-9f00-00000000000{number}", *paths)
+        _learn(run, session.write(tmp_path / f"{number}.jsonl"))
+    assert _paths(run) == []
+
+
+def test_at_most_core_files_max_per_domain(project: Path, run: Cli, tmp_path: Path) -> None:
+    paths = [f"shop/module_{i}.py" for i in range(8)]
+    for number in (1, 2):
+        session = _editing(f"5e55104e-1d2c-4b1a-9f00-00000000000{number}", *paths)
+        _learn(run, session.write(tmp_path / f"{number}.jsonl"))
+    assert len(_paths(run)) == 5
+    (project / ".expertise" / "config.yaml").write_text("core_files_max: 2\n")
+    assert run("list").exit_code == 0
+
+
+def test_a_file_central_in_git_history_is_a_key_file_at_once(project: Path, run: Cli, tmp_path: Path) -> None:
+    target = project / "shop" / "cart.py"
+    target.parent.mkdir()
+    for number in range(3):
+        target.write_text(f"x = {number}\n")
+        subprocess.run(["git", "add", "shop/cart.py"], cwd=project, check=True)
+        subprocess.run(["git", "commit", "-q", "-m", f"cart {number}"], cwd=project, check=True)
+    _learn(run, _editing("5e55104e-1d2c-4b1a-9f00-000000000001", "shop/cart.py", "shop/new.py").write(tmp_path / "a"))
+    assert _paths(run) == ["shop/cart.py"]
+
+
+def test_a_file_gone_from_the_project_is_not_stored(project: Path, run: Cli, tmp_path: Path) -> None:
+    (project / "shop").mkdir()
+    (project / "shop" / "cart.py").write_text("x = 1\n")
+    for number in (1, 2):
+        s = _editing(f"5e55104e-1d2c-4b1a-9f00-00000000000{number}", "shop/cart.py", "shop/old_cart.py")
+        data = _learn(run, s.write(tmp_path / f"{number}.jsonl"))
+    reasons = {r["text"]: r["reason"] for d in data["domains"].values() for r in d["rejected"]}
+    assert reasons["shop/old_cart.py"] == "no longer in the project"
+    assert _paths(run) == ["shop/cart.py"]
+
+
+# -- retrieval that knows the project ---------------------------------------------------------------
+
+
+def test_the_word_test_finds_the_projects_test_command_fix(project: Path, run: Cli, tmp_path: Path) -> None:
+    for number in (1, 2):
+        s = ClaudeSession(f"5e55104e-1d2c-4b1a-9f00-00000000000{number}")
+        s.prompt("add the invoice export")
+        s.bash("pytest -q", "E   ModuleNotFoundError: No module named 'invoices'", exit_code=1)
+        s.bash("PYTHONPATH=. pytest -q", "12 passed")
+        s.say("done")
+        _learn(run, s.write(tmp_path / f"{number}.jsonl"))
+    shown = run("render", "--task", "Run the test suite and fix what fails").stdout
+    assert "PYTHONPATH=." in shown
+
+
+def test_chinese_prompts_find_chinese_rules(project: Path, run: Cli, tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("init应该放在--help的第一行显示")
+    s.say("好的")
+    _learn(run, s.write(tmp_path / "a.jsonl"))
+    shown = run("render", "--task", "帮我调整 --help 的显示顺序，第一行是什么").stdout
+    assert "第一行显示" in shown
