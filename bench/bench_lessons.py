@@ -66,6 +66,7 @@ class SeriesFigures:
     judged: int = 0
     chars: list[int] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
+    reachable_missed: int = 0  # prompts whose helping lesson was stored, yet not shown
     unhelped: list[str] = field(default_factory=list)
 
 
@@ -141,7 +142,11 @@ def run_series(spec: dict[str, Any], verdicts: dict[str, str]) -> SeriesFigures:
             if any(expresses(b, lesson) for b in bullets(injected) for lesson in helpers):
                 figures.helped += 1
             else:
-                figures.unhelped.append(prompt["prompt"][:100])
+                stored = [h["id"] for h in helpers if h["id"] in figures.captured]
+                where = f" (stored but not shown: {', '.join(stored)})" if stored else ""
+                figures.unhelped.append(prompt["prompt"][:100] + where)
+                if stored:
+                    figures.reachable_missed += 1
         for record in records:
             if record.get("section") == "learned_from_failures" and record.get("solution"):
                 key = entry_text(record)

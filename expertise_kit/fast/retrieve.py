@@ -75,8 +75,9 @@ PROGRAM_WORDS = {
     "deploy": ("docker", "kubectl", "helm", "terraform", "fly", "vercel", "netlify"),
     "install": ("pip", "npm", "uv", "poetry", "pnpm", "yarn", "apt", "brew"),
     "commit": ("git", "precommit"),
-    "push": ("git",),
 }  # fmt: skip
+for _word in ("push", "pull", "branch", "merge", "rebase", "pr", "tag", "release", "clone", "checkout"):
+    PROGRAM_WORDS[_word] = ("git", "gh")
 PROGRAM_WORDS["check"] = PROGRAM_WORDS["lint"] + PROGRAM_WORDS["typecheck"]
 PROGRAM_WORDS["tests"] = PROGRAM_WORDS["testing"] = PROGRAM_WORDS["test"]
 PROGRAM_RELEVANCE = 0.5  # an entry naming the program a task's plain word stands for: relevant, not the best
@@ -256,14 +257,17 @@ def essentials(
     head = len(_compose("essentials", [], False)) + 3 * 40 + len(TRUNCATED) + 2
     budget = max_chars - head
     # Failures and their fixes (the costliest to repeat) get two thirds of the room, or more when the
-    # conventions need less: room they leave is not wasted. The hot files share one line.
-    file_line = ("- " + ", ".join(e["line"][2:] for e in files)) if files else ""
-    budget -= len(file_line) + 1 if file_line else 0
+    # conventions need less: room they leave is not wasted. The hot files share one line, in what is left:
+    # paths never take room from a lesson.
     wanted = sum(len(_shown(e, now)) + 1 for e in conventions[:12])
     got_fixes, fix_lines, dropped = _fill(fixes[:8], budget - min(wanted, budget // 3), now)
     spent = sum(len(line) + 1 for line in fix_lines)
     got_conventions, convention_lines, more = _fill(conventions[:12], budget - spent, now)
     dropped += more
+    spent += sum(len(line) + 1 for line in convention_lines)
+    while files and len("- " + ", ".join(e["line"][2:] for e in files)) + 1 > budget - spent:
+        files = files[:-1]
+    file_line = ("- " + ", ".join(e["line"][2:] for e in files)) if files else ""
     included = [e["id"] for e in (*got_fixes, *got_conventions, *files)]
     if not included:
         return RenderResult("", domains)
@@ -369,8 +373,12 @@ def for_prompt(
         tie = 0 if position in routed else 1  # the task's own domain first among equals
         ranked.append((-round(chosen[index] * entry_weight(entry), 6), tie, entry["order"], position, entry))
     ranked.sort(key=lambda row: row[:4])
+    # Lessons first, then paths in the room they leave: a path never takes a lesson's place.
+    ordered = [row[4] for row in ranked if row[4].get("kind") != FILES] + [
+        row[4] for row in ranked if row[4].get("kind") == FILES
+    ]
     head = len(_compose("for this task", [], False)) + len(TRUNCATED) + 2
-    picked, _, dropped = _fill([row[4] for row in ranked], max_chars - head - 40 * len(RENDER_GROUPS), now)
+    picked, _, dropped = _fill(ordered, max_chars - head - 40 * len(RENDER_GROUPS), now)
     if not picked:
         return RenderResult("", present, [], dropped, bool(dropped))
     groups = [(heading, [_shown(e, now) for e in picked if e["group"] == key]) for key, heading in RENDER_GROUPS]

@@ -71,6 +71,7 @@ _CHECK_PROGRAMS = _TEST_PROGRAMS | _FORMAT_PROGRAMS | _LINT_PROGRAMS | _BUILD_PR
 # Project-wide tooling: a lesson about it belongs to no one domain (`git push` needing --set-upstream was
 # once stored four times, under database, api and frontend).
 _TOOLING_NAMES = {
+    "aider", "claude", "codex", "gemini",  # the coding agent itself: its model, provider and set-up
     "git", "gh", "npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "poetry", "pipenv", "pdm", "bundle", "gem",
     "cargo", "go", "mix", "composer", "brew", "apt", "apt-get", "make", "pre-commit", "husky", "lint-staged",
     "nvm", "corepack", "rustup", "asdf", "mise",
@@ -497,15 +498,16 @@ _CAUSE = re.compile(
 _STATUS = re.compile(r"^(?:perfect|great|good|excellent|now\b|let\s+me|let's|i'll|i\s+will|next\b|done\b|ok\b)", re.I)
 
 
-def _explanation(texts: list[str], failed: ToolCall, ctx: _Context) -> str:
+def _explanation(texts: list[str], failed: ToolCall, ctx: _Context, *, named: bool = True) -> str:
     """The agent's own account of what was wrong, from what it wrote between the failure and the fix: the
-    first sentence that gives a cause and speaks of what failed; else its first words after the failure,
-    when they speak of it ("Wrong key name" after "Unrecognized key")."""
+    first sentence that gives a cause and speaks of what failed (any cause, when ``named`` is false: a
+    session about the error the user pasted); else its first words after the failure, when they speak of
+    it ("Wrong key name" after "Unrecognized key")."""
     for text in texts:
         for sentence in _SENTENCES.split(" ".join(text.split())):
             sentence = sentence.strip()
             telling = 20 <= len(sentence) <= 240 and _CAUSE.search(sentence) and not _STATUS.match(sentence)
-            if telling and _about(sentence, failed):
+            if telling and (not named or _about(sentence, failed)):
                 return ctx.clean(sentence, 160)
     for text in texts:
         first = _about(_first_sentence(text), failed)
@@ -530,7 +532,7 @@ _PLAIN = frozenset(
 
 def _words(text: str) -> set[str]:
     """Content words of ``text`` cut to five letters, so `imports` meets `import` and `keys` meets `key`."""
-    return {w[:5] for w in re.findall(r"[a-z][a-z0-9_]{2,}", text.lower()) if w not in _PLAIN}
+    return {w.rstrip("s")[:5] for w in re.findall(r"[a-z][a-z0-9_]{2,}", text.lower()) if w not in _PLAIN}
 
 
 def _about(sentence: str, failed: ToolCall) -> str:
@@ -919,6 +921,20 @@ _ASKS_TO_FIX = re.compile(
 )
 
 
+def _edits_after(session: Session, cause: str, ctx: _Context) -> list[str]:
+    """The first edit the agent made after writing ``cause``: what it changed about it."""
+    main = session.threads.get("main", [])
+    start = next((i for i, c in enumerate(main) if cause[:40] in " ".join(str(c.said or "").split())), None)
+    if start is None:
+        return []
+    for call in main[start:]:
+        if call.ok is True and call.modifies:
+            excerpt = str(getattr(call, "excerpt", "") or "").strip()
+            shown = ctx.rel.get(call.modifies[0], PurePosixPath(call.modifies[0]).name)
+            return [f"changed {shown}: `{ctx.clean(excerpt, 100)}`" if excerpt else f"edited {shown}"]
+    return []
+
+
 def _pasted(extraction: Extraction, ctx: _Context) -> None:
     """Errors the user pasted into a prompt (a traceback, a CI log): failures like any other. Their fix is
     the agent's own diagnosis, when it wrote one that speaks of the error; else none is claimed."""
@@ -940,14 +956,15 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
         if command_typo(error) or network_failure(error) or error_signature(error) in known:
             continue
         known.add(error_signature(error))
-        words = [line for line in lines if line.strip() != error.strip() and _error_score(line.strip()) <= 0]
+        words = [line for line in lines if line.strip() != error.strip()]
         asked = ctx.clean(words[0], 70) if words else "an error"
         raw: dict[str, Any] = {"issue": ctx.clean(f"reported by the user: {asked}", ISSUE_CHARS),
                                "error": ctx.clean(error, ERROR_CHARS)}  # fmt: skip
         probe = ToolCall(call_id="prompt", name="prompt", error=error)
-        cause = _explanation(said, probe, ctx)
+        # The session was asked to fix this error: the cause it found, on the task's first prompt, is its own.
+        cause = _explanation(said, probe, ctx, named=prompt is not session.task)
         if cause and _CAUSE.search(cause):
-            raw["solution"] = cause
+            raw["solution"] = _join(cause, *_edits_after(session, cause, ctx)) or cause
         raw.update(_provenance(session, session.started))
         named = [m for m in _NAMED_FILE.findall(error)]
         extraction.learnings.append(
