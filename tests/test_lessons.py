@@ -116,6 +116,24 @@ def test_an_error_the_user_pasted_is_a_failure(project: Path, run: Cli, tmp_path
 # -- the agent's conclusions and the fix that made the check pass -------------------------------------
 
 
+def test_a_summary_with_bold_titled_errors_gives_failure_fix_pairs() -> None:
+    summary = (
+        "Summary:\n1. Primary Request:\n   Build it\n\n4. Errors and fixes:\n"
+        "   - **Quoted heredoc preventing variable expansion**: `CMakeLists.txt` was generated with `'EOF'` so\n"
+        "     `$PROJECT_NAME` was literal. Fixed by switching to unquoted `EOF`.\n"
+        "   - **`-D IDF_TOOLCHAIN=clang` causing wrong compiler**: IDF picked up the system clang. Fix: remove\n"
+        "     `-D IDF_TOOLCHAIN=clang` and use `idf.py -B build.clang reconfigure`.\n"
+        "   - **Writes REJECTED by user**: I used the wrong directory. Fixed by asking.\n\n"
+        "5. Problem Solving:\n   - **Not errors**: Fixed by nothing.\n"
+    )
+    session = _session()
+    session.summaries = [summary]
+    failures = _failures(session)
+    assert [f["error"][:30] for f in failures] == ["Quoted heredoc preventing vari", "`-D IDF_TOOLCHAIN=clang` causi"]
+    assert failures[0]["solution"] == "Fixed by switching to unquoted `EOF`."
+    assert "idf.py -B build.clang reconfigure" in failures[1]["solution"]
+
+
 def test_the_agents_diagnosis_is_the_solution_not_its_status_report() -> None:
     session = _session(
         ToolCall("1", "Bash", command="python -m app", ok=False,

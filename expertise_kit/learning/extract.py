@@ -713,6 +713,14 @@ _SUMMARY_SECTION = re.compile(
 _SUMMARY_ITEM = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?Error\b(?:\s*\d+)?\s*:?\s*(?:\*\*)?\s*:?\s*", re.M)
 _SUMMARY_FIX = re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:Fix|Fixed|Solution|Resolution)(?:\*\*)?\s*:\s*(?P<fix>.+)$",
                           re.M | re.I)  # fmt: skip
+# The other shape Claude Code writes: a bullet with a bold title, what went wrong, and a sentence with the fix
+# ("- **Quoted heredoc**: `'EOF'` kept `$NAME` literal. Fixed by switching to unquoted `EOF`.").
+_SUMMARY_BOLD = re.compile(r"^[ \t]{0,6}(?:[-*]|\d+\.)\s+\*\*(?P<title>[^*\n]{3,120})\*\*:?\s*(?P<rest>.*)$", re.M)
+# Items about the conversation, not the project: a refused write, a misunderstanding.
+_CONVERSATION = re.compile(r"rejected|refused|denied|interrupt|misunderst|permission", re.I)
+_FIX_SENTENCE = re.compile(
+    r"(?:^|(?<=[.!]\s))[^.\n]*\b(?:fix(?:ed)?|solution|resolved|resolution|workaround)\b.*?(?:[.!](?=\s|$)|$)", re.I | re.M
+)
 
 
 _ERROR_WORD = re.compile(r"[A-Za-z][\w.-]{3,}")
@@ -743,6 +751,33 @@ def _solve_from_summary(extraction: Extraction, error: str, solution: str) -> bo
     return False
 
 
+def _summary_items(body: str) -> list[tuple[str, str]]:
+    """(what went wrong, its fix) for each item of an "Errors and fixes" section that names a fix: items
+    starting with "Error" and a "Fix:" line, else bullets with a bold title and a sentence saying the fix."""
+    found: list[tuple[str, str]] = []
+    starts = [m.start() for m in _SUMMARY_ITEM.finditer(body)]
+    if starts:
+        for begin, end in zip(starts, [*starts[1:], len(body)], strict=True):
+            item = body[begin:end]
+            head = _SUMMARY_ITEM.sub("", item.splitlines()[0], count=1).strip(" *\"'")
+            fix = _SUMMARY_FIX.search(item)
+            if head and fix:
+                found.append((head, fix["fix"]))
+        return found
+    bold = list(_SUMMARY_BOLD.finditer(body))
+    for match, after in zip(bold, [*bold[1:], None], strict=False):
+        item = body[match.start("rest") : after.start() if after else len(body)]
+        said = " ".join(item.split())
+        fix = _SUMMARY_FIX.search(item) or _FIX_SENTENCE.search(said)
+        if not fix or _CONVERSATION.search(match["title"]):
+            continue
+        text = fix["fix"] if "fix" in fix.groupdict() else fix.group(0)
+        what = said[: fix.start()].strip() if fix.re is _FIX_SENTENCE else said.split(". ")[0]
+        head = f"{match['title'].strip()}: {what or said}".strip(" :")
+        found.append((head, text.strip()))
+    return found
+
+
 def _summaries(extraction: Extraction, ctx: _Context) -> None:
     """Failure/fix pairs the model itself wrote into compaction summaries."""
     session = extraction.session
@@ -750,22 +785,13 @@ def _summaries(extraction: Extraction, ctx: _Context) -> None:
     seen: set[str] = set()
     for summary in summaries:
         for section_match in _SUMMARY_SECTION.finditer(_unescape(summary)):
-            body = section_match["body"]
-            starts = [m.start() for m in _SUMMARY_ITEM.finditer(body)]
-            if not starts:
-                continue  # a section written as prose: no items to pair
-            for begin, end in zip(starts, [*starts[1:], len(body)], strict=True):
-                item = body[begin:end]
-                head = _SUMMARY_ITEM.sub("", item.splitlines()[0], count=1).strip(" *\"'")
-                fix = _SUMMARY_FIX.search(item)
-                if not head or not fix:
-                    continue
+            for head, fix_text in _summary_items(section_match["body"]):
                 error = ctx.clean(redact(head).strip('"'), ERROR_CHARS)
                 signature = error_signature(error)
                 if signature in seen:
                     continue
                 seen.add(signature)
-                solution = ctx.clean(redact(fix["fix"]), ERROR_CHARS)
+                solution = ctx.clean(redact(fix_text), ERROR_CHARS)
                 if _solve_from_summary(extraction, error, solution):
                     continue  # the summary explains a failure the session's own calls show: one lesson
                 raw: dict[str, Any] = {
