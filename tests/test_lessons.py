@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -376,3 +377,27 @@ def test_chinese_prompts_find_chinese_rules(project: Path, run: Cli, tmp_path: P
     _learn(run, s.write(tmp_path / "a.jsonl"))
     shown = run("render", "--task", "帮我调整 --help 的显示顺序，第一行是什么").stdout
     assert "第一行显示" in shown
+
+
+def test_the_task_domains_most_recurring_fix_is_shown_whatever_the_words(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    for number in (1, 2):
+        s = ClaudeSession(f"5e55104e-1d2c-4b1a-9f00-00000000000{number}")
+        s.prompt("make the suite pass")
+        s.bash("pytest -q", "E   sqlalchemy.exc.IntegrityError: NOT NULL constraint failed: orders.total", exit_code=1)
+        migration = f"{CWD}/db/migrations/0003_orders.sql"
+        s.tool("Edit", {"file_path": migration, "old_string": "a", "new_string": "b"}, "ok")
+        s.bash("pytest -q", "3 passed")
+        s.say("done")
+        _learn(run, s.write(tmp_path / f"{number}.jsonl"))
+    task = ["--task", "add an index on the customer email column", "--json"]
+    shown = json.loads(run("render", *task).stdout)
+    assert shown["classification"]["domain"] == "database"
+    assert "NOT NULL constraint failed" in shown["text"]
+    hook = subprocess.run(
+        [sys.executable, "-I", "-m", "expertise_kit.hook", "pre", "--agent", "claude-code"],
+        input=json.dumps({"cwd": str(project), "prompt": task[1], "hook_event_name": "UserPromptSubmit"}),
+        capture_output=True, text=True, cwd=project, timeout=120, check=False,
+    )  # fmt: skip
+    assert "NOT NULL constraint failed" in hook.stdout, hook.stderr

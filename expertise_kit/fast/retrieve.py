@@ -337,10 +337,8 @@ def for_prompt(
             for local in postings.get(program, ()):
                 index = offsets[position] + local
                 relevance[index] = max(relevance.get(index, 0.0), PROGRAM_RELEVANCE)
-    if not relevance:
-        return RenderResult("", present)
-    floor = RELATIVE_FLOOR * max(relevance.values())
     routed = {present.index(d) for d in routing if d in present}
+    floor = RELATIVE_FLOOR * max(relevance.values(), default=0.0)
     # Only the best few can fit the budget; their entries are all that is read (~0.5 ms a domain), so the
     # few are cut strictly: among equal scores the task's own domain first, then standing order.
     # The cut ranks as the final order does, relevance times evidence, where the ranking file carries each
@@ -359,9 +357,10 @@ def for_prompt(
     keyed.sort()
     chosen = {row[2]: relevance[row[2]] for row in keyed[:CANDIDATES]}
     where = {row[2]: (row[3], row[4]) for row in keyed[:CANDIDATES]}
-    if load is not None:
-        unreadable = set(load([present[position] for position in sorted({p for p, _ in where.values()})]))
+    if load is not None:  # the winners' domains, and the task's own (its standing fix)
+        unreadable = set(load([present[position] for position in sorted({*(p for p, _ in where.values()), *routed})]))
         where = {i: (p, local) for i, (p, local) in where.items() if present[p] not in unreadable}
+    standing = _standing_fix([parts[p] for p in sorted(routed)], exclude)
     ranked = []
     for index, (position, local) in where.items():
         members = parts[position].get("entries") or []
@@ -378,6 +377,11 @@ def for_prompt(
         row[4] for row in ranked if row[4].get("kind") == FILES
     ]
     head = len(_compose("for this task", [], False)) + len(TRUNCATED) + 2
+    room = max_chars - head - 40 * len(RENDER_GROUPS)
+    if standing is not None and all(e["id"] != standing["id"] for e in ordered):
+        # The task's own domain's most recurring fix: shown whatever the words, once a session.
+        room -= len(_shown(standing, now)) + 1
+        ordered = [standing, *ordered] if room >= 0 else ordered
     picked, _, dropped = _fill(ordered, max_chars - head - 40 * len(RENDER_GROUPS), now)
     if not picked:
         return RenderResult("", present, [], dropped, bool(dropped))
@@ -385,6 +389,26 @@ def for_prompt(
     truncated = bool(dropped)
     text = _compose("for this task", groups, truncated)
     return RenderResult(text, present, [e["id"] for e in picked], dropped, truncated)
+
+
+STANDING_RECURRENCE = 2  # a fix seen in this many sessions is the task's domain's standing lesson
+
+
+def _standing_fix(parts: list[dict[str, Any]], exclude: set[str]) -> dict[str, Any] | None:
+    """The most recurring fix of the task's own domains (at least ``STANDING_RECURRENCE`` sightings), from
+    the entries their ranking files carry for the essentials, unless this session was given it."""
+    best: tuple[float, dict[str, Any]] | None = None
+    for part in parts:
+        programs = part.get("programs") or {}
+        for entry in _contenders(part):
+            if entry.get("kind") != FAILURES or not entry.get("sol") or not _usable(entry, exclude):
+                continue
+            if int(entry.get("rec", 1) or 1) < STANDING_RECURRENCE:
+                continue
+            rank = _fix_rank(entry, programs)
+            if best is None or rank > best[0]:
+                best = (rank, entry)
+    return best[1] if best else None
 
 
 def _programs_meant(query: set[str], parts: list[dict[str, Any]]) -> set[str]:

@@ -719,7 +719,8 @@ _SUMMARY_BOLD = re.compile(r"^[ \t]{0,6}(?:[-*]|\d+\.)\s+\*\*(?P<title>[^*\n]{3,
 # Items about the conversation, not the project: a refused write, a misunderstanding.
 _CONVERSATION = re.compile(r"rejected|refused|denied|interrupt|misunderst|permission", re.I)
 _FIX_SENTENCE = re.compile(
-    r"(?:^|(?<=[.!]\s))[^.\n]*\b(?:fix(?:ed)?|solution|resolved|resolution|workaround)\b.*?(?:[.!](?=\s|$)|$)", re.I | re.M
+    r"(?:^|(?<=[.!]\s))[^.\n]*\b(?:fix(?:ed)?|solution|resolved|resolution|workaround)\b.*?(?:[.!](?=\s|$)|$)",
+    re.I | re.M,
 )
 
 
