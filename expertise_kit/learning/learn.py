@@ -118,10 +118,7 @@ def _central_files(store: Store) -> set[str]:
     sighting. Others wait for a second session that edits them."""
     from expertise_kit.upkeep.discovery import touches
 
-    try:
-        ranked = touches(store).most_common(CENTRAL_RANK)
-    except Exception:  # noqa: BLE001 - history is only a hint: with no git to ask, files wait for a second session
-        return set()
+    ranked = touches(store).most_common(CENTRAL_RANK)
     return {path for path, count in ranked if count >= CENTRAL_TOUCHES}
 
 

@@ -7,6 +7,7 @@ files, and ranked by how often history touches them rather than by glob order.
 
 from __future__ import annotations
 
+import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from expertise_kit.document.ids import normalise_path
 from expertise_kit.fast.classify import path_matches
 from expertise_kit.store import Store, WriteResult
 from expertise_kit.upkeep.validate import code_index
-from expertise_kit.versioning.git import open_repo, run_git
+from expertise_kit.versioning.shared import run
 
 __all__ = ["ImproveReport", "improve_domain", "SKIP_DIRS"]
 
@@ -74,8 +75,11 @@ def touches(store: Store) -> Counter[str]:
     counts: Counter[str] = Counter()
     if project.git is None:
         return counts
-    with open_repo(project.git.toplevel) as repo:
-        log = run_git(repo, ["log", "--name-only", "--format=", f"-n{HISTORY_DEPTH}"], check=False).stdout
+    try:  # a plain git process: learning asks this too, and importing GitPython costs more than the log
+        done = run(project.git, ["log", "--name-only", "--format=", f"-n{HISTORY_DEPTH}"])
+    except (OSError, subprocess.SubprocessError):
+        return counts  # no git to ask: no history to rank by
+    log = done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
     prefix = project.root.relative_to(project.git.toplevel).as_posix()
     for line in log.splitlines():
         if line.strip():
