@@ -15,7 +15,8 @@ Per series it prints:
 - ``helped``: prompts whose injected text holds a bullet expressing a lesson the reader said helps it;
 - ``paths``: the share of stored entries that are bare paths (``core_files``);
 - ``fixes``: stored failures with a fix, and how many of them a blind review judged wrong, from
-  ``bench/lessons/<series>.verdicts.json`` when one exists (``--fixes`` prints them for such a review);
+  ``bench/lessons/<series>.verdicts.json`` when one exists: each fix's text (``--fixes`` prints them) mapped
+  to ``{"verdict": "right" | "wrong" | "unclear", "why": ...}``, judged against the transcripts;
 - ``chars``: the mean characters injected at session start plus the first prompt.
 
 The lesson files' ``held_out`` flag marks the series nobody looked at while tuning the learner.
@@ -77,6 +78,11 @@ def expresses(text: str, lesson: dict[str, Any]) -> bool:
 
 def entry_text(record: dict[str, Any]) -> str:
     return " ".join(str(record.get(k) or "") for k in _FIELDS).strip()
+
+
+def fix_key(record: dict[str, Any]) -> str:
+    """What a verdict on a stored fix is filed under: its error and its solution."""
+    return f"{record.get('error') or ''} => {record.get('solution') or ''}"
 
 
 def bullets(injected: str) -> list[str]:
@@ -149,12 +155,12 @@ def run_series(spec: dict[str, Any], verdicts: dict[str, str]) -> SeriesFigures:
                     figures.reachable_missed += 1
         for record in records:
             if record.get("section") == "learned_from_failures" and record.get("solution"):
-                key = entry_text(record)
+                key = fix_key(record)
                 figures.fixes.append(record)
                 verdict = verdicts.get(key)
-                if verdict:
+                if isinstance(verdict, dict):  # {"verdict": "right" | "wrong" | "unclear", "why": "..."}
                     figures.judged += 1
-                    figures.wrong += verdict == "wrong"
+                    figures.wrong += verdict.get("verdict") == "wrong"
         return figures
     finally:
         replay.close()
@@ -190,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(figures)
         if args.fixes:
             for record in figures.fixes:
-                print(json.dumps({"series": figures.name, "entry": entry_text(record)}, ensure_ascii=False))
+                shown = {k: record.get(k) for k in ("issue", "error", "solution")}
+                print(json.dumps({"series": figures.name, "key": fix_key(record), **shown}, ensure_ascii=False))
     if args.json:
         print(json.dumps([f.__dict__ | {"fixes": len(f.fixes)} for f in rows], ensure_ascii=False, indent=1))
         return 0

@@ -716,8 +716,8 @@ _SUMMARY_FIX = re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:Fix|Fixed|Solution|Resolutio
 # The other shape Claude Code writes: a bullet with a bold title, what went wrong, and a sentence with the fix
 # ("- **Quoted heredoc**: `'EOF'` kept `$NAME` literal. Fixed by switching to unquoted `EOF`.").
 _SUMMARY_BOLD = re.compile(r"^[ \t]{0,6}(?:[-*]|\d+\.)\s+\*\*(?P<title>[^*\n]{3,120})\*\*:?\s*(?P<rest>.*)$", re.M)
-# Items about the conversation, not the project: a refused write, a misunderstanding.
-_CONVERSATION = re.compile(r"rejected|refused|denied|interrupt|misunderst|permission", re.I)
+# Items about the conversation, not the project: a refused write, an interrupted call.
+_CONVERSATION = re.compile(r"rejected|refused|denied|interrupt|permission", re.I)
 _FIX_SENTENCE = re.compile(
     r"(?:^|(?<=[.!]\s))[^.\n]*\b(?:fix(?:ed)?|solution|resolved|resolution|workaround)\b.*?(?:[.!](?=\s|$)|$)",
     re.I | re.M,
@@ -752,18 +752,19 @@ def _solve_from_summary(extraction: Extraction, error: str, solution: str) -> bo
     return False
 
 
-def _summary_items(body: str) -> list[tuple[str, str]]:
-    """(what went wrong, its fix) for each item of an "Errors and fixes" section that names a fix: items
-    starting with "Error" and a "Fix:" line, else bullets with a bold title and a sentence saying the fix."""
-    found: list[tuple[str, str]] = []
+def _summary_items(body: str) -> list[tuple[str, str, str]]:
+    """(its title, what went wrong, its fix) for each item of an "Errors and fixes" section that names a fix:
+    items starting with "Error" and a "Fix:" line, else bullets with a bold title and a sentence saying the
+    fix. Items about the conversation (a refused write, an interrupted call) are left out."""
+    found: list[tuple[str, str, str]] = []
     starts = [m.start() for m in _SUMMARY_ITEM.finditer(body)]
     if starts:
         for begin, end in zip(starts, [*starts[1:], len(body)], strict=True):
             item = body[begin:end]
             head = _SUMMARY_ITEM.sub("", item.splitlines()[0], count=1).strip(" *\"'")
             fix = _SUMMARY_FIX.search(item)
-            if head and fix:
-                found.append((head, fix["fix"]))
+            if head and fix and not _CONVERSATION.search(head):
+                found.append((head, head, fix["fix"]))
         return found
     bold = list(_SUMMARY_BOLD.finditer(body))
     for match, after in zip(bold, [*bold[1:], None], strict=False):
@@ -775,7 +776,7 @@ def _summary_items(body: str) -> list[tuple[str, str]]:
         text = fix["fix"] if "fix" in fix.groupdict() else fix.group(0)
         what = said[: fix.start()].strip() if fix.re is _FIX_SENTENCE else said.split(". ")[0]
         head = f"{match['title'].strip()}: {what or said}".strip(" :")
-        found.append((head, text.strip()))
+        found.append((match["title"].strip(), head, text.strip()))
     return found
 
 
@@ -786,7 +787,7 @@ def _summaries(extraction: Extraction, ctx: _Context) -> None:
     seen: set[str] = set()
     for summary in summaries:
         for section_match in _SUMMARY_SECTION.finditer(_unescape(summary)):
-            for head, fix_text in _summary_items(section_match["body"]):
+            for title, head, fix_text in _summary_items(section_match["body"]):
                 error = ctx.clean(redact(head).strip('"'), ERROR_CHARS)
                 signature = error_signature(error)
                 if signature in seen:
@@ -796,7 +797,7 @@ def _summaries(extraction: Extraction, ctx: _Context) -> None:
                 if _solve_from_summary(extraction, error, solution):
                     continue  # the summary explains a failure the session's own calls show: one lesson
                 raw: dict[str, Any] = {
-                    "issue": ctx.clean(_cut(redact(head), 80), ISSUE_CHARS),
+                    "issue": ctx.clean(_cut(redact(title), 80), ISSUE_CHARS),
                     "error": error,
                     "solution": solution,
                     **_provenance(session, session.ended),

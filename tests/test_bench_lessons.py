@@ -1,0 +1,54 @@
+"""bench/bench_lessons.py's scoring, and the blind readers' lesson files it reads."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from bench_lessons import LESSONS, bullets, expresses, fix_key  # noqa: E402
+
+FILES = sorted(p for p in LESSONS.glob("*.json") if not p.name.endswith(".verdicts.json"))
+
+
+def test_a_lesson_is_expressed_only_when_every_pattern_of_a_group_matches() -> None:
+    lesson = {"match": [["PYTHONPATH", "pytest"], ["conftest\\.py", "sys\\.path"]]}
+    assert expresses("`pytest -q` failed; fix: then `PYTHONPATH=. pytest -q` worked", lesson)
+    assert expresses("Put sys.path.insert in CONFTEST.PY", lesson)  # case does not matter
+    assert not expresses("Run `pytest -q` after editing", lesson)  # the program alone is not the lesson
+    assert not expresses("anything", {"match": []})
+
+
+def test_injected_text_is_read_a_bullet_at_a_time() -> None:
+    text = "## Project expertise\n### Corrections\n- first lesson\n  wrapped on\n- second\nnot a bullet\n"
+    assert bullets(text) == ["- first lesson wrapped on", "- second"]
+
+
+def test_a_verdict_is_filed_under_the_fixs_error_and_solution() -> None:
+    assert fix_key({"issue": "`x`", "error": "E: boom", "solution": "ran `y`"}) == "E: boom => ran `y`"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_every_lesson_file_is_well_formed(path: Path) -> None:
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    assert spec["series"] == path.stem and isinstance(spec["held_out"], bool) and spec["transcripts"]
+    ids = [lesson["id"] for lesson in spec["lessons"]]
+    assert len(ids) == len(set(ids))
+    for lesson in spec["lessons"]:
+        assert lesson["lesson"].strip() and lesson["match"]
+        for group in lesson["match"]:
+            for pattern in group:
+                re.compile(pattern)
+        assert expresses(lesson["lesson"], lesson), lesson["id"]  # the reader's patterns fit their own words
+    assert len(spec["prompts"]) == 5
+    for prompt in spec["prompts"]:
+        assert set(prompt["helped_by"]) <= set(ids)
+
+
+def test_the_lesson_files_hold_series_tuned_on_and_held_out() -> None:
+    held = [json.loads(p.read_text(encoding="utf-8"))["held_out"] for p in FILES]
+    assert held.count(True) >= 4 and held.count(False) >= 4
