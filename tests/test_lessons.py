@@ -178,6 +178,40 @@ def test_a_formatter_run_or_a_commit_is_no_fix(between: ToolCall) -> None:
     assert "solution" not in failure  # the same command re-run: it just worked; nothing to claim
 
 
+def test_another_http_method_or_another_snippet_is_no_fix() -> None:
+    session = _session(
+        ToolCall("1", "Bash", command="gh api -i repos/o/r/vulnerability-alerts", ok=False,
+                 error="HTTP/2.0 404 Not Found"),  # fmt: skip
+        ToolCall("2", "Bash", command="gh api -X PUT repos/o/r/vulnerability-alerts", ok=True),
+    )
+    assert "solution" not in _failures(session)[0]
+    snippet = _session(
+        ToolCall("1", "Bash", command='python3 -c "import sitecustomize"', ok=False,
+                 error="Argument expected for the -c option"),  # fmt: skip
+        ToolCall("2", "Edit", paths=(f"{CWD}/sitecustomize.py",), modifies=(f"{CWD}/sitecustomize.py",), ok=True,
+                 excerpt="import os"),  # fmt: skip
+        ToolCall("3", "Bash", command="python3 -c \"print('hi')\"", ok=True),
+    )
+    assert "solution" not in _failures(snippet)[0]
+
+
+def test_the_command_that_fixed_it_is_the_one_on_the_failing_target() -> None:
+    crlf = "/usr/bin/env: 'bash\\r': No such file or directory"
+    session = _session(
+        ToolCall("1", "Bash", command=".specify/scripts/setup-plan.sh --json", ok=False, error=crlf),
+        ToolCall("2", "Bash", command="python3 fix_endings.py", ok=True),
+        ToolCall("3", "Bash", command="perl -pi -e 's/\\r$//' .specify/scripts/setup-plan.sh", ok=True),
+        ToolCall("4", "Bash", command="chmod +x .specify/scripts/common.sh", ok=True),
+        ToolCall("5", "Bash", command=".specify/scripts/setup-plan.sh --json", ok=True),
+        ToolCall("6", "Bash", command=".specify/scripts/update-context.sh", ok=False, error=crlf),
+        ToolCall("7", "Bash", command="perl -pi -e 's/\\r$//' .specify/scripts/update-context.sh", ok=True),
+        ToolCall("8", "Bash", command=".specify/scripts/update-context.sh", ok=True),
+    )
+    failures = _failures(session)
+    assert [f["issue"] for f in failures] == ["`.specify/scripts/setup-plan.sh --json`"]
+    assert failures[0]["solution"] == "ran `perl -pi -e 's/\\r$//' .specify/scripts/setup-plan.sh`"
+
+
 def test_an_edit_undone_later_and_an_unrelated_edit_are_no_fix() -> None:
     error = 'Traceback (most recent call last):\n  File "shop/cart.py", line 9\nKeyError: \'total\''
     session = _session(

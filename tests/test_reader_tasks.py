@@ -160,3 +160,13 @@ def test_windows_paths_are_made_relative_whatever_the_drive_letters_case() -> No
     assert relative_path("C:\\code\\shop\\src\\a.ts", "c:\\code\\shop", None) == "src/a.ts"
     assert relative_path("c:/code/shop/src/a.ts", "C:\\code\\shop", None) == "src/a.ts"
     assert relative_path("d:\\other\\a.ts", "c:\\code\\shop", None) is None
+
+
+def test_hook_output_and_background_shell_notices_are_no_prompt(tmp_path: Path) -> None:
+    s = ClaudeSession(version="1.0.73")
+    s.prompt("<session-start-hook>Loaded 3 memories</session-start-hook>")
+    s.prompt("<bash-notification>\n<shell-id>b18a41f</shell-id>\n<status>failed</status>\n</bash-notification>")
+    s.prompt("/fix-issue 142")
+    s.say("Looking.")
+    session = read_transcript(s.write(tmp_path / "s.jsonl"))
+    assert session.prompts == ["/fix-issue 142"] and session.task == "/fix-issue 142"

@@ -346,7 +346,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
     named = _named_files(failed)
     texts: list[str] = []
     edits: list[tuple[ToolCall, str]] = []
-    commands: list[str] = []
+    commands: list[tuple[str, str]] = []  # (the command, as said in the solution)
     for call in later:
         texts.append(str(getattr(call, "said", "") or ""))
         if call.interrupted:
@@ -367,8 +367,10 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
             continue
         if call.ok is not True:
             continue
-        if same and not edits and not _same_target(failed, call):
-            continue  # `gh api repos/x` after `gh api user` failed: another call that worked, not this one fixed
+        if same and not _same_target(failed, call):
+            # `gh api repos/x` after `gh api user` failed, another test file, `-X PUT` after a GET: another
+            # call that worked, not this one fixed.
+            continue
         if same:
             parts = [_explanation(texts, failed, ctx)]
             # The command that worked goes before the edits: a long excerpt must not cut it off.
@@ -377,7 +379,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
             kept = _fixing_edits(edits, named, later)
             parts += kept
             if not kept:  # with an edit, the edit is the fix: `npm install` on the way is not
-                parts += list(dict.fromkeys(commands))[:2]
+                parts += _closest_commands(commands, failed)
             return _join(*parts)  # nothing changed: it just worked on a retry, and that is no fix
         if call.modifies:
             excerpt = str(getattr(call, "excerpt", "") or "").strip()
@@ -385,8 +387,18 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
                 shown = ctx.rel.get(path, PurePosixPath(path).name)
                 edits.append((call, f"changed {shown}: `{ctx.clean(excerpt, 120)}`" if excerpt else f"edited {shown}"))
         elif call.command and _helps_fix(call.command):
-            commands.append(f"ran `{ctx.first_line(call.command, 80)}`")
+            commands.append((call.command, f"ran `{ctx.first_line(call.command, 80)}`"))
     return _unconfirmed(failed, later, _explanation(texts[:1], failed, ctx), ctx)
+
+
+def _closest_commands(commands: list[tuple[str, str]], failed: ToolCall) -> list[str]:
+    """The commands that fixed a failure when no file was edited: those acting on what the failed command
+    names (`perl -pi ... setup-plan.sh` for `setup-plan.sh` failing), else the last two before it worked;
+    the first tries are most often the ones that did not work."""
+    named = {PurePosixPath(w).name for w in _words_of(failed.command) if "/" in w or "." in w}
+    on_target = [shown for command, shown in commands if named & {PurePosixPath(w).name for w in _words_of(command)}]
+    chosen = on_target or [shown for _, shown in commands][-2:]
+    return list(dict.fromkeys(chosen))[:2]
 
 
 def _positionals(command: str) -> set[str]:
@@ -401,12 +413,19 @@ def _positionals(command: str) -> set[str]:
     return {w for w in rest if not w.startswith("-") and "=" not in w}
 
 
+_METHOD = re.compile(r"(?:^|\s)(?:-X|--method|--request)[\s=]*([A-Za-z]+)")
+
+
 def _same_target(failed: ToolCall, call: ToolCall) -> bool:
     """Whether two runs of one program act on the same thing: they share an argument that is no flag, or
-    one of them has none (`pytest -q` and `pytest -q -x`). Not `gh api user` and `gh api repos/x`, nor two
-    different test files."""
+    one of them has none (`pytest -q` and `pytest -q -x`), with the same HTTP method. Not `gh api user` and
+    `gh api repos/x`, not two different test files, not `python -c A` and `python -c B`, not a `-X PUT`
+    after a GET."""
     if not failed.command or not call.command:
         return True
+    methods = [(_METHOD.search(c) or [None, "GET"])[1].upper() for c in (failed.command, call.command)]
+    if methods[0] != methods[1]:
+        return False
     before, after = _positionals(failed.command), _positionals(call.command)
     return not before or not after or bool(before & after)
 
@@ -638,6 +657,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
     rel = ctx.rel
     session = extraction.session
     seen: dict[str, dict[str, Any]] = {}  # error signature -> the failure learned for it
+    first_calls: dict[str, ToolCall] = {}  # error signature -> the call that first failed with it
     for calls in session.threads.values():
         for position, call in enumerate(calls):
             if call.interrupted and call.ok is False:  # kept in --json, but no failure of the code
@@ -687,9 +707,10 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 continue
             solution = _solution(call, signature, calls[position + 1 :], ctx)
             if earlier is not None:  # seen unsolved earlier in the session: this sighting may bring the fix
-                if solution:
+                if solution and _same_target(first_calls[signature], call):  # not another script's same error
                     earlier["solution"] = ctx.clean(solution, ERROR_CHARS)
                 continue
+            first_calls[signature] = call
             raw: dict[str, Any] = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS)}
             seen[signature] = raw
             if solution:
