@@ -416,6 +416,11 @@ def _positionals(command: str) -> set[str]:
 _METHOD = re.compile(r"(?:^|\s)(?:-X|--method|--request)[\s=]*([A-Za-z]+)")
 
 
+def _method(command: str) -> str:
+    found = _METHOD.search(command)
+    return found.group(1).upper() if found else "GET"
+
+
 def _same_target(failed: ToolCall, call: ToolCall) -> bool:
     """Whether two runs of one program act on the same thing: they share an argument that is no flag, or
     one of them has none (`pytest -q` and `pytest -q -x`), with the same HTTP method. Not `gh api user` and
@@ -423,8 +428,7 @@ def _same_target(failed: ToolCall, call: ToolCall) -> bool:
     after a GET."""
     if not failed.command or not call.command:
         return True
-    methods = [(_METHOD.search(c) or [None, "GET"])[1].upper() for c in (failed.command, call.command)]
-    if methods[0] != methods[1]:
+    if _method(failed.command) != _method(call.command):
         return False
     before, after = _positionals(failed.command), _positionals(call.command)
     return not before or not after or bool(before & after)
