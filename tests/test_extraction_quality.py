@@ -342,12 +342,25 @@ def test_a_fix_found_at_a_later_sighting_in_the_session_is_kept() -> None:
     crlf = "/usr/bin/env: 'bash\\r': No such file or directory"
     session = _session(
         _SaidCall("1", "Bash", command="scripts/setup.sh --json", ok=False, error=crlf),
+        _SaidCall("2", "Bash", command="scripts/setup.sh --json", ok=False, error=crlf),
+        _SaidCall("3", "Bash", command="perl -pi -e 's/\\r$//' scripts/setup.sh", ok=True),
+        _SaidCall("4", "Bash", command="scripts/setup.sh --json", ok=True),
+    )
+    [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+    assert failure["issue"] == "`scripts/setup.sh --json`" and "perl -pi" in failure["solution"]
+
+
+def test_another_scripts_fix_for_the_same_error_is_not_this_ones() -> None:
+    """A blind review judged it wrong: `setup.sh` failing, stored with the fix made to `other.sh` later."""
+    crlf = "/usr/bin/env: 'bash\\r': No such file or directory"
+    session = _session(
+        _SaidCall("1", "Bash", command="scripts/setup.sh --json", ok=False, error=crlf),
         _SaidCall("2", "Bash", command="scripts/other.sh", ok=False, error=crlf),
         _SaidCall("3", "Bash", command="perl -pi -e 's/\\r$//' scripts/other.sh", ok=True),
         _SaidCall("4", "Bash", command="scripts/other.sh", ok=True),
     )
     [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
-    assert failure["issue"] == "`scripts/setup.sh --json`" and "perl -pi" in failure["solution"]
+    assert failure["issue"] == "`scripts/setup.sh --json`" and "solution" not in failure
 
 
 @pytest.mark.parametrize(

@@ -435,3 +435,20 @@ def test_the_task_domains_most_recurring_fix_is_shown_whatever_the_words(
         capture_output=True, text=True, cwd=project, timeout=120, check=False,
     )  # fmt: skip
     assert "NOT NULL constraint failed" in hook.stdout, hook.stderr
+
+
+def test_a_different_snippet_with_an_assignment_is_another_target() -> None:
+    session = _session(
+        ToolCall("1", "Bash", command="python3 -c \"import importlib; m = importlib.import_module('sitecustomize')\"",
+                 ok=False, error="failed in sandbox: Argument expected for the -c option"),  # fmt: skip
+        ToolCall("2", "Bash", command="python3 - <<'PY'\nprint('hi')\nPY", ok=True),
+    )
+    assert "solution" not in _failures(session)[0]
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["Pour le LLM local je pense qu'il faut les deux", "I think we should always cache it", "maybe never retry"],
+)
+def test_an_opinion_or_a_guess_is_no_rule(prompt: str) -> None:
+    assert user_rules([prompt]) == []

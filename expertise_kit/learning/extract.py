@@ -401,6 +401,9 @@ def _closest_commands(commands: list[tuple[str, str]], failed: ToolCall) -> list
     return list(dict.fromkeys(chosen))[:2]
 
 
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+
+
 def _positionals(command: str) -> set[str]:
     """The arguments of a command's main program that are no flag and no setting (`PYTHONPATH=.`)."""
     words = _words_of(command)
@@ -410,7 +413,7 @@ def _positionals(command: str) -> set[str]:
     rest = words[words.index(program[0]) + len(program) :]
     for separator in ("&&", "||", ";", "|"):
         rest = rest[: rest.index(separator)] if separator in rest else rest
-    return {w for w in rest if not w.startswith("-") and "=" not in w}
+    return {w for w in rest if not w.startswith("-") and not _ASSIGNMENT.match(w)}
 
 
 _METHOD = re.compile(r"(?:^|\s)(?:-X|--method|--request)[\s=]*([A-Za-z]+)")
@@ -711,7 +714,8 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 continue
             solution = _solution(call, signature, calls[position + 1 :], ctx)
             if earlier is not None:  # seen unsolved earlier in the session: this sighting may bring the fix
-                if solution and _same_target(first_calls[signature], call):  # not another script's same error
+                first = first_calls[signature]  # not another script's same error: the same program, same target
+                if solution and _kind_key(first) == _kind_key(call) and _same_target(first, call):
                     earlier["solution"] = ctx.clean(solution, ERROR_CHARS)
                 continue
             first_calls[signature] = call

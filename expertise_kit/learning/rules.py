@@ -70,7 +70,13 @@ _FILLER = frozenset(
 _PASTED = re.compile(r"^\s*(?:>|\$ |#!|\s{4}|\t|at\s+\S+\(|File \"|Traceback|[│┃|⎿●✓✗]\s)")
 _TEMPLATE = re.compile(r"^\s*#{1,6}\s|<[a-zA-Z_][\w-]*(?:\s[^>]*)?>|\{\{|\*\*[^*\n]+\*\*:", re.M)
 # Talk about the conversation, not a rule: "I'm not saying you should ...", "I think we should ...".
-_CHAT = re.compile(r"\b(?:i|you|we)\s+(?:should|shouldn't)\b|\bi'?m\s+not\s+saying\b|[吗呢]\s*$", re.I)
+_CHAT = re.compile(
+    r"\b(?:i|you|we)\s+(?:should|shouldn't)\b|\bi'?m\s+not\s+saying\b|[吗呢]\s*$|"
+    # an opinion or a guess is no rule: "I think we need both", "je pense qu'il faut"
+    r"\bi\s+(?:think|guess|believe|suppose)\b|\b(?:maybe|perhaps|probably)\b|\bje\s+(?:pense|crois)\b|"
+    r"\bpeut-[êe]tre\b|\bcreo\s+que\b|\bquizás?\b|我觉得|可能",
+    re.I,
+)
 _LOG_LINE = re.compile(r"^\s*(?:\[?\d{2,4}[-/:]\d{2}|\w+Error\b|error[:\[]|warning[:\[]|fatal:|npm ERR)", re.I)
 
 
