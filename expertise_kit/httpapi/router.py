@@ -117,6 +117,13 @@ def _run(work: Callable[[], Any]) -> Response:
         return _from_user_error(exc)
 
 
+def _revision(rev: str | None) -> str | None:
+    """A revision as git would take it, but never an option: ``--output=/tmp/x`` is not a commit."""
+    if rev is not None and (rev.startswith("-") or any(ord(ch) < 32 for ch in rev)):
+        raise UserError(f"{rev[:80]!r} is not a revision", hint="give a commit, a branch or A..B")
+    return rev
+
+
 def _known_domain(expertise: Expertise, domain: str) -> None:
     expertise.store().path_for(domain)
 
@@ -192,6 +199,18 @@ def build_router(projects: Projects, *, loopback_host_only: bool = False) -> API
             return expertise.history(domain, limit)
 
         return refused or _run(work)
+
+    @router.get("/projects/{project_id}/diff", summary="Entry changes of a revision: `expertise diff [REV] --json`")
+    def diff(
+        project_id: str, request: Request, rev: Annotated[str | None, Query(min_length=1, max_length=200)] = None
+    ) -> Response:
+        refused = gate.refuse(request, project_id, write=False)
+        return refused or _run(lambda: gate.expertise(project_id).diff(_revision(rev)))
+
+    @router.post("/projects/{project_id}/revert", summary="Undo one revision as a new one: `expertise revert REV`")
+    def revert(project_id: str, request: Request, rev: Annotated[str, Query(min_length=1, max_length=200)]) -> Response:
+        refused = gate.refuse(request, project_id, write=True)
+        return refused or _run(lambda: gate.expertise(project_id).revert(_revision(rev) or ""))
 
     @router.api_route("/projects/{project_id}/expertise/{rest:path}", methods=["GET", "POST"], include_in_schema=False)
     def not_a_domain(project_id: str, rest: str, request: Request) -> Response:
