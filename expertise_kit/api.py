@@ -326,7 +326,7 @@ class Expertise:
     ) -> JSONObject:
         """``learn`` for a transcript held in memory, as if it were a file called ``name`` (a base name)."""
         label = Path(name).name
-        if not label or label in (".", "..") or label != name:
+        if not label or label in (".", "..") or label != name or any(ord(ch) < 32 for ch in name):
             raise UserError(f"{name[:80]!r} is not a plain file name", hint="give a name such as session.jsonl")
         directory = Path(tempfile.mkdtemp(prefix="expertise-learn-"))
         try:

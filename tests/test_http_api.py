@@ -224,6 +224,8 @@ def test_bad_input_is_400(served: tuple[Server, dict[str, Path], dict[str, str]]
     assert "empty" in _error(http.post(learn, content=b"", headers=AUTH), 400)
     assert "name" in _error(http.post(learn, params={"name": "../x.jsonl"}, content=b"{}\n", headers=AUTH), 400)
     assert "format" in _error(http.post(learn, params={"format": "word"}, content=b"{}\n", headers=AUTH), 400)
+    assert "plain file name" in _error(http.post(learn, params={"name": "a\x00b"}, content=b"{}\n", headers=AUTH), 400)
+    assert _error(http.delete("/api/projects/shop/expertise"), 405)  # the same error shape as ours
     cross = http.post(learn, content=b"{}\n", headers={"Origin": "https://example.test"})
     assert cross.status_code == 401  # a token is set here: without it, the request is refused first
 

@@ -52,6 +52,7 @@ def serve(
     from expertise_kit.errors import UserError
     from expertise_kit.httpapi.projects import Projects, check_exposure, is_loopback
 
+    token = token or None  # EXPERTISE_SERVE_TOKEN set but empty: no token
     check_exposure(host, token)
     served = Projects.open(
         [spec if "=" not in spec else _relative_to(start, spec) for spec in projects],

@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from expertise_kit import __version__
 from expertise_kit.api import Expertise
@@ -311,7 +312,8 @@ async def _bounded_body(request: Request, limit: int) -> bytes | Response:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Bad query parameters as 400s in this API's error shape (FastAPI says 422), and bugs as JSON 500s."""
+    """Bad query parameters as 400s in this API's error shape (FastAPI says 422); no such route (404) and a
+    wrong method (405) in that shape too; bugs as JSON 500s, logged with their traceback."""
 
     async def bad_request(_request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
@@ -321,11 +323,18 @@ def install_error_handlers(app: FastAPI) -> None:
         ]
         return error_response(400, lines[0] if lines else "bad request", lines)
 
+    async def http_error(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        response = error_response(exc.status_code, str(exc.detail))
+        response.headers.update(exc.headers or {})  # 405's Allow
+        return response
+
     async def bug(_request: Request, exc: Exception) -> Response:
         _log.error("internal error", exc_info=exc)
         return error_response(500, "internal error in expertise_kit; the server log has the traceback")
 
     app.add_exception_handler(RequestValidationError, bad_request)
+    app.add_exception_handler(StarletteHTTPException, http_error)  # no route, wrong method: the same shape
     app.add_exception_handler(Exception, bug)
 
 
