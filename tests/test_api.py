@@ -124,7 +124,13 @@ def mounted(project: Path) -> Iterator[str]:
     def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    app.include_router(build_router(Projects.open({"shop": project})), prefix="/kit")
+    broken = project.parent / "broken"
+    broken.mkdir()
+    git(broken, "init", "-q", "-b", "main")
+    git(broken, "commit", "-q", "--allow-empty", "-m", "initial")
+    Cli(broken)("init")
+    (broken / ".expertise" / "config.yaml").write_text("domains: [unclosed\n")
+    app.include_router(build_router(Projects.open({"shop": project, "broken": broken})), prefix="/kit")
     install_error_handlers(app)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -144,11 +150,20 @@ def mounted(project: Path) -> Iterator[str]:
 def test_the_router_mounts_in_another_app(mounted: str, project: Path) -> None:
     with httpx.Client(base_url=mounted, trust_env=False) as http:
         assert http.get("/health").json() == {"status": "ok"}
+        shop, broken = http.get("/kit/api/projects").json()
+        assert shop["domains"][0] == "database" and shop["error"] is None
+        assert broken["domains"] is None and "config.yaml" in broken["error"]
+        assert "config.yaml" in http.get("/kit/api/projects/broken/expertise").json()["error"]["message"]
         assert http.get("/kit/api/projects/shop/expertise").json() == Expertise(project).list()
         assert http.get("/kit/api/projects/shop/render", params={"max_chars": 1}).status_code == 400
         schema = http.get("/openapi.json").json()
         assert "/kit/api/projects/{project_id}/expertise/{domain}/history" in schema["paths"]
         assert "/health" in schema["paths"]
+        # No token here: a write that a web page sent (it carries an Origin) is refused, a program's is not.
+        page = http.post("/kit/api/projects/shop/expertise/testing/validate", headers={"Origin": "https://a.test"})
+        assert page.status_code == 403 and page.json()["error"]["status"] == 403
+        assert git(project, "log", "-1", "--format=%s").strip() == "expertise: set up .expertise/ with 7 domains"
+        assert http.post("/kit/api/projects/shop/expertise/testing/validate").status_code == 200
 
 
 def test_the_hook_path_imports_none_of_it(project: Path) -> None:

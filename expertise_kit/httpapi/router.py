@@ -144,13 +144,15 @@ def build_router(projects: Projects, *, loopback_host_only: bool = False) -> API
         if not projects.authorised(request.headers.get("authorization"), write=False):
             return error_response(401, "missing or wrong bearer token", www_authenticate="Bearer")
 
-        def work() -> Any:
-            return [
-                {"id": name, "root": str(found.root), "domains": list(found.store().config.domain_names)}
-                for name, found in projects.by_name.items()
-            ]
-
-        return _run(work)
+        rows: list[dict[str, Any]] = []
+        for name, found in projects.by_name.items():
+            row: dict[str, Any] = {"id": name, "root": str(found.root), "domains": None, "error": None}
+            try:
+                row["domains"] = list(found.store().config.domain_names)
+            except UserError as exc:  # one project's broken config does not hide the others
+                row["error"] = exc.one_line()
+            rows.append(row)
+        return _json(rows)
 
     @router.get("/projects/{project_id}/expertise", summary="Every domain: `expertise list --json`")
     def list_expertise(project_id: str, request: Request) -> Response:
