@@ -181,7 +181,9 @@ def _error(response: httpx.Response, status: int) -> str:
 
 def test_unknown_project_and_domain_are_404(served: tuple[Server, dict[str, Path], dict[str, str]]) -> None:
     http = served[0].client
-    assert "unknown project 'nope'" in _error(http.get("/api/projects/nope/expertise"), 404)
+    unknown = http.get("/api/projects/nope/expertise")
+    assert "unknown project 'nope'" in _error(unknown, 404)
+    assert unknown.json()["error"]["lines"][1] == "known projects: shop, twin"
     assert "unknown project" in _error(http.get("/api/projects/nope/render"), 404)
     for path in ("/expertise/billing", "/expertise/billing/history"):
         assert "unknown domain 'billing'" in _error(http.get(f"/api/projects/shop{path}"), 404)
@@ -269,7 +271,9 @@ def test_a_body_too_large_is_413(served: tuple[Server, dict[str, Path], dict[str
 
 def test_a_foreign_host_header_is_refused_on_loopback(served: tuple[Server, dict[str, Path], dict[str, str]]) -> None:
     http = served[0].client
-    assert "Host" in _error(http.get("/api/projects/shop/expertise", headers={"Host": "evil.example"}), 400)
+    for path in ("/api/projects", "/api/projects/shop/expertise", "/api/projects/shop/render"):
+        assert "Host" in _error(http.get(path, headers={"Host": "evil.example:80"}), 400)
+    assert http.get("/api/projects", headers={"Host": "localhost:1"}).status_code == 200
 
 
 def test_openapi_schema_lists_the_endpoints(served: tuple[Server, dict[str, Path], dict[str, str]]) -> None:

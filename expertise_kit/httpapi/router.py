@@ -89,6 +89,17 @@ class _Gate:
         self.loopback_host_only = loopback_host_only
 
     def refuse(self, request: Request, project_id: str, *, write: bool) -> Response | None:
+        refused = self.refuse_caller(request, write=write)
+        if refused is not None:
+            return refused
+        if self.projects.get(project_id) is None:
+            message = f"unknown project {project_id[:80]!r}"
+            return error_response(
+                404, message, [message, f"known projects: {', '.join(sorted(self.projects.by_name))}"]
+            )
+        return None
+
+    def refuse_caller(self, request: Request, *, write: bool) -> Response | None:
         if self.loopback_host_only and not _host_is_loopback(request):
             # A page elsewhere whose name was made to resolve to 127.0.0.1 (DNS rebinding) sends its own name.
             return error_response(400, "the Host header does not name this machine")
@@ -97,18 +108,12 @@ class _Gate:
         if write and self.projects.token is None and request.headers.get("origin"):
             # A browser page may POST to a loopback port without asking first: no token, no cross-origin write.
             return error_response(403, "a write from a web page is refused; call from a program, or set a token")
-        if self.projects.get(project_id) is None:
-            return error_response(404, f"unknown project {project_id[:80]!r}", hint_lines(self.projects))
         return None
 
     def expertise(self, project_id: str) -> Expertise:
         found = self.projects.get(project_id)
         assert found is not None
         return found
-
-
-def hint_lines(projects: Projects) -> list[str]:
-    return [f"known projects: {', '.join(sorted(projects.by_name))}"]
 
 
 def _run(work: Callable[[], Any]) -> Response:
@@ -141,8 +146,9 @@ def build_router(projects: Projects, *, loopback_host_only: bool = False) -> API
 
     @router.get("/projects", summary="The projects served")
     def list_projects(request: Request) -> Response:
-        if not projects.authorised(request.headers.get("authorization"), write=False):
-            return error_response(401, "missing or wrong bearer token", www_authenticate="Bearer")
+        refused = gate.refuse_caller(request, write=False)
+        if refused is not None:
+            return refused
 
         rows: list[dict[str, Any]] = []
         for name, found in projects.by_name.items():
