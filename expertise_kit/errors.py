@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["ExpertiseError", "UserError", "LockTimeout", "NotInitialised", "FileMissing", "Failures", "CheckFailed"]
+__all__ = [
+    "ExpertiseError",
+    "UserError",
+    "LockTimeout",
+    "NotInitialised",
+    "UnknownDomain",
+    "FileMissing",
+    "Failures",
+    "CheckFailed",
+]
 
 
 class ExpertiseError(Exception):
@@ -49,6 +58,10 @@ class LockTimeout(UserError):
 
 class NotInitialised(UserError):
     """No ``.expertise/`` here or above: the project has not run ``expertise init``."""
+
+
+class UnknownDomain(UserError):
+    """A well-formed domain name the config does not list."""
 
 
 class FileMissing(UserError):

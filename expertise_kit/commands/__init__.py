@@ -20,6 +20,7 @@ from expertise_kit.commands.render import render
 from expertise_kit.commands.report import report
 from expertise_kit.commands.revert import revert
 from expertise_kit.commands.schema import schema
+from expertise_kit.commands.serve import serve
 from expertise_kit.commands.show import show
 from expertise_kit.commands.stats import stats
 from expertise_kit.commands.sync import sync
@@ -50,6 +51,7 @@ COMMANDS = [
     watch,
     hooks,
     mcp,
+    serve,
     schema,
     merge_driver,
 ]

@@ -33,21 +33,9 @@ def diff(start: Path, rev: str | None, as_json: bool) -> None:
         click.echo("nothing committed yet, so there is no revision to compare with", err=True)
     diffs = found or []
     if as_json:
-        echo_json(
-            [
-                {
-                    "path": d.path,
-                    "created": d.created,
-                    "deleted": d.deleted,
-                    "entries": [
-                        {"change": c.kind, "id": c.id, "section": c.section, "before": c.before, "after": c.after}
-                        for c in d.changes
-                    ],
-                    "keys": {k: {"before": b, "after": a} for k, (b, a) in d.keys.items()},
-                }
-                for d in diffs
-            ]
-        )
+        from expertise_kit.api import diff_records
+
+        echo_json(diff_records(diffs))
         return
     if not diffs and found is not None:
         click.echo("no entry changes", err=True)

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
@@ -26,35 +25,10 @@ def render(
     within 1,500. With --domain: those domains whole, ranked, within 6,000. Learned text is quoted so it
     reads as data. With no expertise yet, prints nothing.
     """
-    from expertise_kit.commands._shared import open_store
-    from expertise_kit.document.names import validate_domain_name
-    from expertise_kit.fast.cache import read_fresh_cache
-    from expertise_kit.fast.classify import classify, rules_from
-    from expertise_kit.fast.render import DEFAULT_MAX_CHARS, render_section
-    from expertise_kit.fast.retrieve import ESSENTIALS_CHARS, PROMPT_CHARS, essentials, for_prompt
-    from expertise_kit.store.cachebuild import rebuild_cache
+    from expertise_kit.api import Expertise
 
-    store = open_store(start)
-    cache = read_fresh_cache(store.project.expertise_dir) or rebuild_cache(store.project, store.config)
-    classification = None
-    everything = [d for d in cache["config"]["domains"] if not (cache["domains"].get(d) or {}).get("error")]
-    now = time.time()
-    if domains:
-        for name in domains:
-            validate_domain_name(name)
-            store.path_for(name)
-        budget = max_chars or DEFAULT_MAX_CHARS
-        result = render_section(cache, list(domains), task=task, files=list(files), max_chars=budget)
-    elif task or files:
-        classification = classify(task, list(files), rules_from(cache["config"]["domains"]))
-        routing = [classification.domain, *classification.secondary[:2]]
-        budget = max_chars or PROMPT_CHARS
-        result = for_prompt(cache, everything, task=task, files=list(files), routing=routing, max_chars=budget, now=now)
-    else:
-        result = essentials(cache, everything, max_chars=max_chars or ESSENTIALS_CHARS, now=now)
+    data = Expertise(start).render(task, files, domains=domains, max_chars=max_chars)
     if as_json:
-        data = result.as_json()
-        data["classification"] = classification.as_json() if classification else None
         echo_json(data)
-    elif result.text:
-        click.echo(result.text, nl=False)
+    elif data["text"]:
+        click.echo(data["text"], nl=False)

@@ -44,25 +44,16 @@ def _provenance(item: Item) -> str:
 @click.pass_obj
 def show(start: Path, domain: str, as_json: bool) -> None:
     """Show one domain file, with the id of every entry."""
-    from expertise_kit.document.entries import FailureEntry, item_id, item_record, item_text
+    from expertise_kit.document.entries import FailureEntry, item_id, item_text
 
+    if as_json:
+        from expertise_kit.api import Expertise
+
+        echo_json(Expertise(start).show(domain))
+        return
     store = open_store(start)
     doc = store.load(domain)
     model = doc.model
-    if as_json:
-        echo_json(
-            {
-                "domain": domain,
-                "path": str(doc.path.relative_to(store.project.root)),
-                "lines": doc.line_count,
-                "line_cap": store.config.line_cap,
-                "overview": model.overview,
-                "last_validated": model.last_validated,
-                "entries": [item_record(section, item) for section, _, item in doc.entries()],
-                "extra": model.model_extra or {},
-            }
-        )
-        return
     relative = doc.path.relative_to(store.project.root)
     click.echo(f"{domain}: {relative} ({doc.line_count}/{store.config.line_cap} lines, {doc.entry_count} entries)")
     if model.overview:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from expertise_kit.config import Config, load_config
-from expertise_kit.document.atomic import ensure_writable, remove_stale_temps, write_lock
+from expertise_kit.document.atomic import LOCK_TIMEOUT_SECONDS, ensure_writable, remove_stale_temps, write_lock
 from expertise_kit.document.cap import PrunedEntry
 from expertise_kit.document.domainfile import DomainDoc, load_domain_file
 from expertise_kit.document.entries import is_learned, item_id, item_text, parse_item
@@ -23,7 +23,7 @@ from expertise_kit.document.ids import normalise_path
 from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.sightings import add_sighting, combine_sightings
 from expertise_kit.document.splice import Append, Edit, Replace
-from expertise_kit.errors import UserError
+from expertise_kit.errors import UnknownDomain, UserError
 from expertise_kit.project import Project, ensure_inside
 from expertise_kit.store.transaction import Transaction, describe_entry, restore_pending_entries
 from expertise_kit.versioning.commit import CommitOutcome
@@ -65,16 +65,18 @@ def _entries(n: int) -> str:
 
 
 class Store:
-    def __init__(self, project: Project, config: Config | None = None) -> None:
+    def __init__(self, project: Project, config: Config | None = None, *, lock_timeout: float | None = None) -> None:
         self.project = project
         self.config = config if config is not None else load_config(project.expertise_dir)
+        # How long a write waits for another writer before ``LockTimeout``; None: the CLI's minute.
+        self.lock_timeout = lock_timeout
 
     # -- reading ---------------------------------------------------------------------------------
 
     def path_for(self, domain: str) -> Path:
         validate_domain_name(domain)
         if domain not in self.config.domains:
-            raise UserError(
+            raise UnknownDomain(
                 f"unknown domain {domain!r}",
                 hint=f"use one of {', '.join(self.config.domain_names)}, or add it to .expertise/config.yaml",
             )
@@ -102,7 +104,8 @@ class Store:
                 yield
             return
         ensure_writable(self.project.expertise_dir)
-        with write_lock(self.project.lock_path):
+        timeout = LOCK_TIMEOUT_SECONDS if self.lock_timeout is None else self.lock_timeout
+        with write_lock(self.project.lock_path, timeout):
             ensure_inside(self.project)  # `.expertise` swapped for a link since the project was found
             remove_stale_temps(self.project.expertise_dir)
             restore_pending_entries(self)
