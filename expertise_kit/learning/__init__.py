@@ -1,2 +1,2 @@
-"""From session transcripts to learned entries: readers, extraction, secret scrubbing, the quality gate
-and routing to domains."""
+"""From session transcripts to learned entries: readers, extraction (failures and their fixes, the user's
+rules in ``rules.py``, key files), secret scrubbing, the quality gate and routing to domains."""
