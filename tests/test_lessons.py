@@ -452,3 +452,19 @@ def test_a_different_snippet_with_an_assignment_is_another_target() -> None:
 )
 def test_an_opinion_or_a_guess_is_no_rule(prompt: str) -> None:
     assert user_rules([prompt]) == []
+
+
+def test_where_a_guessed_file_really_is_is_learned_once_two_sessions_guess_it(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    for number in (1, 2):
+        s = ClaudeSession(f"5e55104e-1d2c-4b1a-9f00-00000000000{number}")
+        s.prompt("load the pm agent")
+        s.bash("cat bmad/agents/pm.md", "cat: bmad/agents/pm.md: No such file or directory", exit_code=1)
+        s.bash("cat _bmad/agents/pm.md", "# PM agent")
+        s.say("Loaded.")
+        data = _learn(run, s.write(tmp_path / f"{number}.jsonl"))
+        fact = "`bmad/agents/pm.md` is not there: read `_bmad/agents/pm.md`"
+        if number == 1:
+            assert [h["text"] for h in data["held"]] == [fact] and fact not in run("render").stdout
+    assert fact in run("render").stdout  # seen in two sessions: part of the essentials

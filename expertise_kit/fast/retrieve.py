@@ -202,9 +202,10 @@ def contender_positions(entries: list[dict[str, Any]], programs: dict[str, int] 
         (p for p, e in indexed if _essential_failure(e) and not e.get("stale")),
         key=lambda p: (-_fix_rank(entries[p], programs or {}), entries[p]["order"]),
     )[: CONTENDERS["fixes"]]
-    conventions = [
-        p for p, e in indexed if _convention(e) and not e.get("stale")
-    ][: CONTENDERS["conventions"]]  # fmt: skip
+    conventions = sorted(
+        (p for p, e in indexed if _convention(e) and not e.get("stale")),
+        key=lambda p: _convention_rank(entries[p]),
+    )[: CONTENDERS["conventions"]]
     files = sorted(
         (p for p, e in indexed if e.get("kind") == FILES and e.get("learned") and not e.get("stale")),
         key=lambda p: (-entries[p].get("rec", 1), entries[p]["order"]),
@@ -215,6 +216,11 @@ def contender_positions(entries: list[dict[str, Any]], programs: dict[str, int] 
 def _convention(entry: dict[str, Any]) -> bool:
     """The project's own ways: hand-written patterns and practices, and the rules its users stated."""
     return entry.get("kind") not in (FILES, FAILURES) and bool(entry.get("manual") or entry.get("rule"))
+
+
+def _convention_rank(entry: dict[str, Any]) -> tuple[bool, int, Any]:
+    """Hand-written conventions first, then what sessions learned, the most recurring first."""
+    return (not entry.get("manual"), -int(entry.get("rec", 1) or 1), entry["order"])
 
 
 def _contenders(part: dict[str, Any]) -> Any:
@@ -249,7 +255,7 @@ def essentials(
         (e for e in entries if _essential_failure(e)),
         key=lambda e: (-_fix_rank(e, programs), e["order"]),
     )
-    conventions = [e for e in entries if _convention(e)]
+    conventions = sorted((e for e in entries if _convention(e)), key=_convention_rank)
     files = sorted(
         (e for e in entries if e.get("kind") == FILES and e.get("learned")),
         key=lambda e: (-e.get("rec", 1), e["order"]),
