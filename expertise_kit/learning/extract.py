@@ -1019,15 +1019,14 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
                                "error": ctx.clean(error, ERROR_CHARS)}  # fmt: skip
         probe = ToolCall(call_id="prompt", name="prompt", error=error)
         # The session was asked to fix this error: the cause it found, on the task's first prompt, is its own.
-        cause = _explanation(said, probe, ctx, named=prompt is not session.task)
+        cause = _explanation(said, probe, ctx, named=prompt != session.task)
         if cause and _CAUSE.search(cause):
             raw["solution"] = _join(cause, *_edits_after(session, cause, ctx)) or cause
         raw.update(_provenance(session, session.started))
-        named = [m for m in _NAMED_FILE.findall(error)]
-        extraction.learnings.append(
-            Learning("failure", "learned_from_failures", raw, f"{raw['issue']} {raw['error']}", named,
-                     gotcha=bool(environment_gotcha(error)))
-        )  # fmt: skip
+        text = f"{raw['issue']} {raw['error']}"
+        gotcha = bool(environment_gotcha(error))
+        named = _NAMED_FILE.findall(error)
+        extraction.learnings.append(Learning("failure", "learned_from_failures", raw, text, named, gotcha=gotcha))
 
 
 def extract(session: Session, project_root: str | None) -> Extraction:
