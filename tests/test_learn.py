@@ -122,7 +122,7 @@ def test_sample_session_learns_failures_fixes_files_patterns_and_technique(
     assert not [t for _, s, t in added if s == "core_files"]
     assert data["sessions"][0]["deleted_files"] == ["shop/util.py"]  # the source of the `git mv`
     assert any(
-        s == "effective_patterns" and t.startswith("Run `python -m pytest tests/test_checkout.py -q` after editing")
+        s == "effective_patterns" and t.startswith("Run `python -m pytest -q` after editing")
         for _, s, t in added
     )
     assert not any(s == "effective_patterns" and "->" in t for _, s, t in added)  # tool orders teach nothing

@@ -14,8 +14,9 @@ from builders import CWD, ClaudeSession
 from conftest import Cli
 from test_extraction_quality import _added, _learn
 
+from expertise_kit.fast.classify import tokens
 from expertise_kit.learning.extract import extract
-from expertise_kit.learning.quality import environment_gotcha
+from expertise_kit.learning.quality import environment_gotcha, network_failure
 from expertise_kit.learning.rules import user_rules
 from expertise_kit.learning.transcripts import read_sessions
 from expertise_kit.learning.transcripts.model import Session, ToolCall
@@ -67,6 +68,9 @@ def test_standing_rules_are_read_from_the_users_words(prompt: str, rule: str) ->
         "## Rules\nAlways follow the template.\nNever skip a step.",  # a template, not the user's words
         "```\nnever do this in prod\n```",  # pasted code
         "Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: must always be positive",
+        "Never mind that, just do the refactor of the parser module.",  # one-offs, however they are worded
+        "Don't worry about the tests for now, focus on the parser module.",
+        "Add a button that should appear only for admin users on the dashboard.",
     ],
 )
 def test_one_off_requests_questions_and_pasted_text_are_no_rules(prompt: str) -> None:
@@ -212,6 +216,27 @@ def test_the_command_that_fixed_it_is_the_one_on_the_failing_target() -> None:
     assert failures[0]["solution"] == "ran `perl -pi -e 's/\\r$//' .specify/scripts/setup-plan.sh`"
 
 
+def test_a_new_branch_undoes_no_edit() -> None:
+    error = 'Traceback (most recent call last):\n  File "shop/db.py", line 9\nKeyError: \'url\''
+    session = _session(
+        ToolCall("1", "Bash", command="python -m shop", ok=False, error=error),
+        ToolCall("2", "Edit", paths=(f"{CWD}/shop/db.py",), modifies=(f"{CWD}/shop/db.py",), ok=True,
+                 excerpt="url = config.get('url')"),  # fmt: skip
+        ToolCall("3", "Bash", command="git checkout -b fix-db.py-timeout", ok=True),
+        ToolCall("4", "Bash", command="python -m shop", ok=True),
+    )
+    assert "config.get('url')" in _failures(session)[0]["solution"]
+
+
+def test_a_check_is_remembered_as_the_project_runs_it_not_as_this_run_picked() -> None:
+    session = _session(
+        ToolCall("1", "Edit", paths=(f"{CWD}/shop/a.py",), modifies=(f"{CWD}/shop/a.py",), ok=True),
+        ToolCall("2", "Bash", command="PYTHONPATH=. pytest -q tests/test_refund.py -k partial", ok=True),
+    )
+    [pattern] = [item.text for item in extract(session, CWD).learnings if item.kind == "pattern"]
+    assert pattern == "Run `PYTHONPATH=. pytest -q` after editing: this project's tests run with it"
+
+
 def test_an_edit_undone_later_and_an_unrelated_edit_are_no_fix() -> None:
     error = 'Traceback (most recent call last):\n  File "shop/cart.py", line 9\nKeyError: \'total\''
     session = _session(
@@ -259,9 +284,29 @@ def test_environment_facts_are_recognised(error: str) -> None:
     assert environment_gotcha(error)
 
 
-@pytest.mark.parametrize("error", ["KeyError: 'month'", "AssertionError: assert 1 == 2", "SyntaxError: invalid"])
+@pytest.mark.parametrize(
+    "error",
+    [
+        "KeyError: 'month'", "AssertionError: assert 1 == 2", "SyntaxError: invalid",
+        "error: unrecognized arguments: --foo",  # the project's own CLI, or the agent's typo
+        "fatal: pathspec 'foo.py' did not match any files",  # a guessed path
+        "ModuleNotFoundError: No module named 'app.utils'",  # a bug in the project
+    ],
+)  # fmt: skip
 def test_code_errors_are_not_environment_facts(error: str) -> None:
     assert environment_gotcha(error) is None
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "error: call of overloaded 'foo(int)' is ambiguous",
+        'File "app/db.py", line 429, in migrate',
+        "AssertionError: rate limited requests should return 429",
+    ],
+)
+def test_the_projects_own_errors_are_not_a_providers_rate_limit(error: str) -> None:
+    assert network_failure(error) is None
 
 
 def test_a_gotcha_is_kept_the_first_time_with_the_workaround(project: Path, run: Cli, tmp_path: Path) -> None:
@@ -402,6 +447,10 @@ def test_the_word_test_finds_the_projects_test_command_fix(project: Path, run: C
         _learn(run, s.write(tmp_path / f"{number}.jsonl"))
     shown = run("render", "--task", "Run the test suite and fix what fails").stdout
     assert "PYTHONPATH=." in shown
+
+
+def test_no_bigram_spans_an_ascii_word() -> None:
+    assert tokens("用pytest测试") == ["用", "pytest", "测试"]
 
 
 def test_chinese_prompts_find_chinese_rules(project: Path, run: Cli, tmp_path: Path) -> None:

@@ -67,17 +67,22 @@ def learn(ctx: click.Context, transcripts: tuple[Path, ...], fmt: str, as_json: 
             if merged is not None and merged.over_by:
                 cap = store.config.line_cap
                 click.echo(f"warning: {name}.yaml is still {merged.over_by} lines over the {cap}-line cap", err=True)
-        files = sum(1 for h in report.held if h.get("kind") == "file")
-        if len(report.held) > files:
-            n = len(report.held) - files
+        kinds = [h.get("kind") for h in report.held]
+        failures, files, facts = kinds.count("failure"), kinds.count("file"), kinds.count("fact")
+        if failures:
             click.echo(
-                f"held {n} failure{'s' if n != 1 else ''} seen once with no fix: "
+                f"held {failures} failure{'s' if failures != 1 else ''} seen once with no fix: "
                 "stored when it recurs in another session or a session fixes it"
             )
         if files:
             click.echo(
                 f"held {files} file{'s' if files != 1 else ''} edited in one session: "
-                "stored as a key file when another session edits it too"
+                f"stored as key files when another session edits {'them' if files != 1 else 'it'} too"
+            )
+        if facts:
+            click.echo(
+                f"held {facts} note{'s' if facts != 1 else ''} on where a guessed file really is: "
+                "stored when another session guesses the same path"
             )
         if not data and not report.errors and not report.held:
             click.echo("nothing to learn")

@@ -101,6 +101,9 @@ def tokens(text: str) -> list[str]:
     ideographs: list[str] = []  # Chinese, Japanese and Korean have no spaces: their words are read as bigrams
     for ch in text + " ":
         if ch.isascii() and ch.isalnum():
+            if ideographs:  # `用pytest测试`: no bigram across the ASCII word
+                words.extend(_bigrams(ideographs))
+                ideographs = []
             run.append(ch)
             continue
         if run:

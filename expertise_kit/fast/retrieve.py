@@ -64,22 +64,22 @@ STOPWORDS = frozenset({
 })  # fmt: skip
 # A task's plain words for the project's programs: "run the tests" is about `pytest` where the store knows
 # pytest. Only programs the store's entries mention are added to a prompt's words.
+# Program names as ``tokens`` reads them (`flake8` is `flake`, `pre-commit` is `pre` and `commit`).
 PROGRAM_WORDS = {
     "test": ("pytest", "jest", "vitest", "mocha", "rspec", "phpunit", "unittest", "ctest", "playwright", "cypress",
              "tox", "nox"),
     "build": ("make", "cmake", "ninja", "cargo", "gradle", "gradlew", "mvn", "webpack", "vite", "tsc", "idf",
               "docker", "bazel"),
-    "lint": ("ruff", "eslint", "flake8", "pylint", "clippy", "mypy", "credo", "rubocop", "golangci", "shellcheck"),
+    "lint": ("ruff", "eslint", "flake", "pylint", "clippy", "mypy", "credo", "rubocop", "golangci", "shellcheck"),
     "format": ("prettier", "black", "gofmt", "rustfmt", "gofumpt", "isort", "biome"),
     "typecheck": ("mypy", "pyright", "tsc"),
-    "deploy": ("docker", "kubectl", "helm", "terraform", "fly", "vercel", "netlify"),
+    "deploy": ("docker", "kubectl", "helm", "terraform", "vercel", "netlify"),
     "install": ("pip", "npm", "uv", "poetry", "pnpm", "yarn", "apt", "brew"),
-    "commit": ("git", "precommit"),
+    "commit": ("git",),
 }  # fmt: skip
 for _word in ("push", "pull", "branch", "merge", "rebase", "pr", "tag", "release", "clone", "checkout"):
     PROGRAM_WORDS[_word] = ("git", "gh")
-PROGRAM_WORDS["check"] = PROGRAM_WORDS["lint"] + PROGRAM_WORDS["typecheck"]
-PROGRAM_WORDS["tests"] = PROGRAM_WORDS["testing"] = PROGRAM_WORDS["test"]
+PROGRAM_WORDS["testing"] = PROGRAM_WORDS["test"]
 PROGRAM_RELEVANCE = 0.5  # an entry naming the program a task's plain word stands for: relevant, not the best
 PROGRAM_WORDS["compile"] = PROGRAM_WORDS["build"]
 PROGRAM_WORDS["flash"] = ("idf", "esptool", "platformio")
@@ -383,11 +383,11 @@ def for_prompt(
         row[4] for row in ranked if row[4].get("kind") == FILES
     ]
     head = len(_compose("for this task", [], False)) + len(TRUNCATED) + 2
-    room = max_chars - head - 40 * len(RENDER_GROUPS)
     if standing is not None and all(e["id"] != standing["id"] for e in ordered):
-        # The task's own domain's most recurring fix: shown whatever the words, once a session.
-        room -= len(_shown(standing, now)) + 1
-        ordered = [standing, *ordered] if room >= 0 else ordered
+        # The task's own domain's most recurring fix: shown whatever the words, once a session, after the
+        # lessons the task's words found and before any path.
+        lessons = sum(1 for e in ordered if e.get("kind") != FILES)
+        ordered = [*ordered[:lessons], standing, *ordered[lessons:]]
     picked, _, dropped = _fill(ordered, max_chars - head - 40 * len(RENDER_GROUPS), now)
     if not picked:
         return RenderResult("", present, [], dropped, bool(dropped))

@@ -87,7 +87,7 @@ _ERRORISH = re.compile(
 )
 _WEB_TOOLS = {"WebFetch", "WebSearch", "web_search", "web_fetch", "google_web_search"}
 # A file an error names: a traceback's `File "x.py", line 3`, a compiler's `src/a.rs:12:5`.
-_NAMED_FILE = re.compile(r"([\w./~-]+\.[A-Za-z]{1,6})(?:\"?, line \d+|:\d+)")
+_NAMED_FILE = re.compile(r"(?<![\w./~-])([\w./~-]{1,200}\.[A-Za-z]{1,6})(?:\"?, line \d+|:\d+)")
 _WARNING = re.compile(r"^\s*(?:npm\s+)?warn(?:ing)?\b", re.I)
 
 
@@ -347,7 +347,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
     texts: list[str] = []
     edits: list[tuple[ToolCall, str]] = []
     commands: list[tuple[str, str]] = []  # (the command, as said in the solution)
-    for call in later:
+    for index, call in enumerate(later):
         texts.append(str(getattr(call, "said", "") or ""))
         if call.interrupted:
             continue
@@ -360,7 +360,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
                     return None  # `gh api user` after `gh api repos`: another call, not this one again
                 # The same command fails differently: this error is gone. An edit made since is its fix;
                 # commands alone (`mix deps.get` before `mix test`) moved on to another problem.
-                kept = _fixing_edits(edits, named, later)
+                kept = _fixing_edits(edits, named, later[:index])
                 if not kept:
                     return None
                 return _join(_explanation(texts, failed, ctx), *kept)
@@ -376,7 +376,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
             # The command that worked goes before the edits: a long excerpt must not cut it off.
             if call.command and " ".join(call.command.split()) != " ".join(failed.command.split()):
                 parts.append(_command_change(failed.command, call.command, ctx))
-            kept = _fixing_edits(edits, named, later)
+            kept = _fixing_edits(edits, named, later[:index])
             parts += kept
             if not kept:  # with an edit, the edit is the fix: `npm install` on the way is not
                 parts += _closest_commands(commands, failed)
@@ -467,13 +467,24 @@ def _named_files(failed: ToolCall) -> set[str]:
     return {PurePosixPath(p).name for p in _NAMED_FILE.findall(failed.error or "")}
 
 
-_UNDO = re.compile(r"^git\s+(?:checkout|restore)\b")
+_UNDO = re.compile(r"^git\s+(?:checkout|restore)\b(?!.*\s(?:-b|-B|--staged|-S)\b)")
 
 
-def _fixing_edits(edits: list[tuple[ToolCall, str]], named: set[str], later: list[ToolCall]) -> list[str]:
-    """The edits that may have fixed the failure: not one the session undid later (`git checkout -- f`,
-    `git restore f`), and, when the error names files, only edits of those files (if any was edited)."""
-    undone = " ".join(c.command for c in later if c.command and _UNDO.match(c.command.strip()))
+def _undone(calls: list[ToolCall]) -> set[str]:
+    """The file names ``git checkout -- f`` and ``git restore f`` in ``calls`` put back (not `checkout -b`,
+    not `restore --staged`)."""
+    names: set[str] = set()
+    for call in calls:
+        if call.ok is True and call.command and _UNDO.match(call.command.strip()):
+            names |= {PurePosixPath(w).name for w in _words_of(call.command)[2:] if not w.startswith("-")}
+    return names
+
+
+def _fixing_edits(edits: list[tuple[ToolCall, str]], named: set[str], window: list[ToolCall]) -> list[str]:
+    """The edits that may have fixed the failure: not one undone before the check passed (`git checkout --
+    f`, `git restore f` in ``window``), and, when the error names files, only edits of those files (if any
+    was edited)."""
+    undone = _undone(window)
     kept = [
         (call, text) for call, text in edits
         if not any(PurePosixPath(p).name in undone for p in call.modifies)
@@ -909,7 +920,7 @@ def _patterns(extraction: Extraction, ctx: _Context) -> None:
                 program = program_of(call.command)
                 if program in found or program not in _CHECK_PROGRAMS and not _is_test(call.command):
                     continue
-                command = ctx.first_line(call.command, 100)
+                command = ctx.clean(_check_form(call.command), 100)
                 if _is_test(call.command):
                     found[program] = f"Run `{command}` after editing: this project's tests run with it"
                 else:
@@ -918,6 +929,32 @@ def _patterns(extraction: Extraction, ctx: _Context) -> None:
     for text in found.values():
         raw = {"text": text, **_provenance(session, session.ended)}
         extraction.learnings.append(Learning("pattern", "effective_patterns", raw, text))
+
+
+_SELECTORS = frozenset({"-k", "--keyword", "-t", "--testNamePattern", "--grep", "-g", "--run", "-run", "--filter"})
+
+
+def _check_form(command: str) -> str:
+    """How a check is run here, without what it was run on this time: its settings, program and flags
+    (`PYTHONPATH=. pytest -q`, `cargo clippy --all-targets -- -D warnings`), not `tests/test_x.py -k foo`."""
+    words = _words_of(command)
+    program = main_program(command).split()
+    if not program or program[0] not in words:
+        return command.split("\n", 1)[0]
+    start = words.index(program[0])
+    head = [w for w in words[:start] if _ASSIGNMENT.match(w)]  # `PYTHONPATH=.`, not `cd web &&`
+    kept = [*head, *program]
+    rest = words[start + len(program) :]
+    for position, word in enumerate(rest):
+        if word in ("&&", "||", ";", "|"):
+            break
+        if word in _SELECTORS or (position and rest[position - 1] in _SELECTORS):
+            continue  # what this run picked (`-k test_refund`), not how the project runs it
+        if word.startswith("-") or (position and rest[position - 1] in ("-D", "-W", "-p", "--package")):
+            kept.append(word)
+    while kept and kept[-1] == "--":
+        kept.pop()
+    return " ".join(shlex.quote(w) if " " in w else w for w in kept)
 
 
 def _technique(extraction: Extraction, ctx: _Context) -> None:
@@ -1013,8 +1050,10 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
         if command_typo(error) or network_failure(error) or error_signature(error) in known:
             continue
         known.add(error_signature(error))
-        words = [line for line in lines if line.strip() != error.strip()]
-        asked = ctx.clean(words[0], 70) if words else "an error"
+        # What the user said of it: their own line, else the first line that is not the error.
+        said_lines = [line for line in lines if _USER_SPEECH.search(line) and line.strip() != error.strip()]
+        others = [line for line in lines if line.strip() != error.strip() and _error_score(line.strip()) <= 1]
+        asked = ctx.clean((said_lines or others or ["an error"])[0], 70)
         raw: dict[str, Any] = {"issue": ctx.clean(f"reported by the user: {asked}", ISSUE_CHARS),
                                "error": ctx.clean(error, ERROR_CHARS)}  # fmt: skip
         probe = ToolCall(call_id="prompt", name="prompt", error=error)

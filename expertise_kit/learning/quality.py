@@ -71,12 +71,13 @@ _TRANSIENT = re.compile(
     r"Recv failure: Connection was reset|Connection reset by peer|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|"
     r"\bnpm (?:error|ERR!) code (?:EAI_AGAIN|ENOTFOUND|ECONNRESET|ETIMEDOUT)\b|"
     r"Failed to connect to (?!localhost|127\.0\.0\.1|\[?::1)[\w.-]+ port \d+|"
-    r"unable to access '[^']+': (?:Operation timed out|Connection timed out|SSL_ERROR_SYSCALL)|"
-    # A provider's rate limit or overload: wait and retry, nothing about the project.
-    r"\bRateLimitError\b|\b429\b.{0,40}(?:Too Many Requests|rate|quota|RESOURCE_EXHAUSTED)|RESOURCE_EXHAUSTED|"
-    r"\brate[- ]limit(?:ed)?\b|\bquota exceeded\b|exceeded your (?:current )?quota|\bOverloaded(?:Error)?\b|"
-    r"\b(?:503|529)\b.{0,30}(?:overloaded|unavailable)",
-    re.I,
+    r"unable to access '[^']+': (?:Operation timed out|Connection timed out|SSL_ERROR_SYSCALL)"
+)
+# A model provider's rate limit, quota or overload: wait and retry, nothing about the project. Spelled as
+# the providers and their clients print it, so a project's own rate limiter or a `line 429` is not one.
+_PROVIDER_BUSY = re.compile(
+    r"\bRateLimitError\b|\b429 Too Many Requests\b|RESOURCE_EXHAUSTED|exceeded your current quota|"
+    r"\b(?:OverloadedError|overloaded_error|rate_limit_error)\b|\"code\":\s*429\b"
 )
 # The shell could not parse the command line the agent typed: its typo, not the project's. Judged on the
 # error line picked from the output only: a shell start-up file that fails to parse prints the same words
@@ -110,15 +111,15 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"command not found|: not found$|is not recognized as an internal or external command|"
         r"not installed|No such file or directory.{0,20}(?:bin/|exec)|executable file not found|"
         r"Unable to locate (?:package|executable)|"
-        r"No module named|Cannot find module|ModuleNotFoundError|"
+        r"No module named '?(?:pip|venv|ensurepip|setuptools|pytest|distutils)\b|"
         r"could not find (?:a version|executable)|is not installed|not available on this (?:system|platform)",
         re.I | re.M)),
     ("a branch or revision that is not there", re.compile(
-        r"unknown revision|ambiguous argument '[^']*'|pathspec '[^']*' did not match|couldn't find remote ref|"
+        r"unknown revision|ambiguous argument '(?:main|master|origin/\w+|HEAD~?\d*)[.']|couldn't find remote ref|"
         r"src refspec \S+ does not match any|not a valid (?:object name|ref)|"
         r"does not appear to be a git repository", re.I)),
     ("a platform's own flags", re.compile(
-        r"invalid (?:command code|option)|illegal option|unrecognized (?:option|arguments?)|unknown (?:option|flag)|"
+        r"invalid command code|illegal option|invalid option -- |unrecognized option '--|"
         r"extra characters at the end of|usage: sed|not supported on (?:this|your) (?:platform|system|os)", re.I)),
     ("a terminal is needed", re.compile(
         r"not a tty|requires? a (?:tty|terminal)|Inappropriate ioctl for device|input device is not a TTY|"
@@ -165,6 +166,8 @@ def command_typo(error: str) -> str | None:
 def network_failure(error: str) -> str | None:
     """Why ``error`` (the error line picked from an output) is a failed connection to a remote host. Judged on
     that line only: a test log that mentions a reset connection may still fail for a reason of the code's."""
+    if _PROVIDER_BUSY.search(error):
+        return "transient: the model provider's rate limit or quota"
     return "transient: the network to a remote host failed" if _TRANSIENT.search(error) else None
 
 

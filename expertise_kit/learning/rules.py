@@ -53,6 +53,13 @@ _OTHER = re.compile(
     r"immer|niemals|nie\s+|stelle\s+sicher|verwende\s+nie|toujours|jamais|ne\s+jamais|assure-toi)\b",
     re.I,
 )
+# A request for work now, unless it says it stands: "always", "never", "every".
+_TASK = re.compile(
+    _LEAD + r"(?:add|create|implement|fix|update|write|remove|delete|rename|refactor|build|change|move|make\s+(?!sure)"
+    r"|remember\s+to\s+update|give|show|tell|explain|run|check|look)\b",
+    re.I,
+)
+_STANDING = re.compile(r"\b(?:always|never|every|each\s+time|whenever|from\s+now\s+on)\b", re.I)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _SENTENCE = re.compile(r"(?<=[.!;。！；])\s+|(?<=[。！；])|\s+-\s+(?=[A-Z])")
 _WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
@@ -68,13 +75,16 @@ _FILLER = frozenset(
     }
 )  # fmt: skip
 _PASTED = re.compile(r"^\s*(?:>|\$ |#!|\s{4}|\t|at\s+\S+\(|File \"|Traceback|[│┃|⎿●✓✗]\s)")
-_TEMPLATE = re.compile(r"^\s*#{1,6}\s|<[a-zA-Z_][\w-]*(?:\s[^>]*)?>|\{\{|\*\*[^*\n]+\*\*:", re.M)
+_TEMPLATE = re.compile(r"^\s*#{1,6}\s|<[a-zA-Z_][\w-]{0,40}(?:\s[^>\n]{0,200})?>|\{\{|\*\*[^*\n]{1,80}\*\*:", re.M)
+_MAX_PROMPT = 20_000  # longer than anyone types: a pasted document, read for no rule
 # Talk about the conversation, not a rule: "I'm not saying you should ...", "I think we should ...".
 _CHAT = re.compile(
     r"\b(?:i|you|we)\s+(?:should|shouldn't)\b|\bi'?m\s+not\s+saying\b|[吗呢]\s*$|"
     # an opinion or a guess is no rule: "I think we need both", "je pense qu'il faut"
     r"\bi\s+(?:think|guess|believe|suppose)\b|\b(?:maybe|perhaps|probably)\b|\bje\s+(?:pense|crois)\b|"
-    r"\bpeut-[êe]tre\b|\bcreo\s+que\b|\bquizás?\b|我觉得|可能",
+    r"\bpeut-[êe]tre\b|\bcreo\s+que\b|\bquizás?\b|我觉得|可能|"
+    # a one-off: "never mind that", "don't worry about the tests for now"
+    r"\bnever\s+mind\b|\bdon'?t\s+worry\b|\bfor\s+now\b|\bthis\s+time\b|\bright\s+now\b|\bfor\s+this\s+(?:task|one|pr)\b",
     re.I,
 )
 _LOG_LINE = re.compile(r"^\s*(?:\[?\d{2,4}[-/:]\d{2}|\w+Error\b|error[:\[]|warning[:\[]|fatal:|npm ERR)", re.I)
@@ -110,6 +120,8 @@ def _is_rule(sentence: str) -> bool:
         return False
     marked = bool(_START.match(sentence) or _ANYWHERE.search(sentence) or _SETUP.match(sentence))
     marked = marked or bool(_OTHER.search(sentence))
+    if _TASK.match(sentence) and not _STANDING.search(sentence):
+        return False  # "Add a button that should appear for admins": a request, however it is worded
     return marked and _content_words(sentence) >= 3
 
 
@@ -125,7 +137,7 @@ def user_rules(prompts: list[str]) -> list[str]:
     found: dict[str, str] = {}
     for prompt in prompts:
         lines = prompt.count("\n") + 1
-        if lines > 15 or _TEMPLATE.search(prompt):
+        if lines > 15 or len(prompt) > _MAX_PROMPT or _TEMPLATE.search(prompt):
             continue  # a template or a pasted document: its imperatives are not the user's own
         for sentence in _sentences(prompt):
             if _is_rule(sentence):
