@@ -258,6 +258,12 @@ class Store:
         return edits + [Append(s, raw) for s, raw in appended.values()]
 
 
+def _flat(text: str) -> str:
+    from expertise_kit.fast.render import strip_controls
+
+    return " ".join(strip_controls(text).split())
+
+
 def manual_item(section_name: str, text: str, *, error: str | None = None, solution: str | None = None) -> Any:
     """The raw YAML value for a hand-written entry, checked for size and control characters."""
     kind = section(section_name).kind if section_name in section_names() else None
@@ -271,6 +277,11 @@ def manual_item(section_name: str, text: str, *, error: str | None = None, solut
             )
         if any(ord(ch) < 32 and ch not in "\n\t" for ch in value):
             raise UserError(f"{label} contains control characters", hint="remove them")
+    # Then stripped as every writer strips (the learner too): invisible and bidi characters such as U+202E
+    # gone, and each run of whitespace, a newline included, one space.
+    cleaned = _flat(cleaned)
+    error = _flat(error) if error is not None else None
+    solution = _flat(solution) if solution is not None else None
     if not cleaned:
         raise UserError("entry text is empty", hint="say what the entry should teach")
     if kind == FILES:
@@ -284,8 +295,8 @@ def manual_item(section_name: str, text: str, *, error: str | None = None, solut
     if kind == FAILURES:
         entry: dict[str, Any] = {"issue": cleaned}
         if error:
-            entry["error"] = error.strip()
+            entry["error"] = error
         if solution:
-            entry["solution"] = solution.strip()
+            entry["solution"] = solution
         return entry
     return cleaned
