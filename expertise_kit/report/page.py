@@ -348,7 +348,9 @@ def check_output(out: Path, project: Project) -> None:
         raise UserError("is a directory", path=out, hint="give a file name, such as report.html")
     if info is not None and not stat.S_ISREG(info.st_mode):
         raise UserError(
-            "is not a regular file (a FIFO, device or socket)", path=out, hint="move it aside, or write the page elsewhere"
+            "is not a regular file (a FIFO, device or socket)",
+            path=out,
+            hint="move it aside, or write the page elsewhere",
         )
     parent = out.parent
     if not parent.is_dir():
