@@ -178,7 +178,8 @@ def _read_side(path: Path, side: str, name: str | None) -> str:
     except UserError as exc:
         if not name:
             raise
-        raise UserError(f"{side} side ({_SIDES[side]}): {exc.message}", path=name, line=exc.line, hint=exc.hint) from None
+        message = f"{side} side ({_SIDES[side]}): {exc.message}"
+        raise UserError(message, path=name, line=exc.line, hint=exc.hint) from None
 
 
 _SIDES = {"base": "the common ancestor, %O", "ours": "this branch, %A", "theirs": "the branch merged in, %B"}
