@@ -87,6 +87,7 @@ def test_a_full_disk_never_loses_an_entry_nor_shows_a_traceback(small_disk: Path
     (small_disk / "filler").unlink()
     result = run("add", "api", "patterns", "Lesson written once there is room")
     assert result.exit_code == 0 and result.stderr == ""
-    trailers = " ".join(line for line in git(root, "log", "--format=%B").splitlines() if line.startswith("Expertise-Added"))
+    log = git(root, "log", "--format=%B").splitlines()
+    trailers = " ".join(line for line in log if line.startswith("Expertise-Added"))
     assert all(entry in trailers for entry in added), (added, trailers)
     assert git(root, "status", "--porcelain") == ""

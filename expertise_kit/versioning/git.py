@@ -69,7 +69,8 @@ class GitError(UserError):
             hint = hint.replace("{path}", str(cwd) if cwd is not None else "<path>")
         cause = "no space left on device: " if any(marker in text for marker in NO_SPACE_MARKERS) else ""
         super().__init__(
-            f"{cause}`git {' '.join(argv[:3])}{' ...' if len(argv) > 3 else ''}` exited {status}: {first or 'no output'}",
+            f"{cause}`git {' '.join(argv[:3])}{' ...' if len(argv) > 3 else ''}` exited {status}: "
+            f"{first or 'no output'}",
             path=cwd,
             hint=hint,
         )
