@@ -208,27 +208,35 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     # Every domain is searched: knowledge about a file may be filed under another domain.
     domains = list((cache.get("config") or {}).get("domains") or {})
     stale = changed_domains(expertise_dir, cache, domains)
-    # A domain only the shared layer changed (another worktree learned) still renders from its cache
-    # when it can't be rebuilt now; one whose own file changed can't.
     shared = [d for d in shared_stale(expertise_dir, cache, domains) if d not in stale]
-    now, later, behind = [], [], []
-    for name in [*stale, *shared]:
+    # A domain file changed outside expertise (a pull, a checkout, a hand edit), or its part of the shared
+    # layer did: it is rebuilt in a detached process, never here, where parsing YAML would cost the prompt
+    # 10x Python's start-up. This prompt reads the domain's last good cache, built from a file that
+    # validated then; the new file, which may be broken or hostile, reaches no agent before the rebuild
+    # has checked it. A domain with no last good state (new to the config) sits this prompt out.
+    # With no cache of a domain at all (a fresh clone, a cache deleted), there is no last good state: a
+    # small one is built here, as before, and a big one sits this prompt out.
+    changed = [*stale, *shared]
+    last_good = [name for name in changed if _has_last_good(cache, name)]
+    now, later = [], []
+    for name in changed:
+        if name in last_good:
+            continue
         size = _size(signature(os.path.join(expertise_dir, f"{name}.yaml")))
         size *= 2 if name in shared else 1  # the shared layer's file is parsed too (as big, give or take)
         if spent + size <= SYNC_REBUILD_BYTES:
             now.append(name)
             spent += size
-        elif name in shared:
-            behind.append(name)
         else:
             later.append(name)
     if now:
         cache = _refresh(expertise_dir, now)
-        stale = changed_domains(expertise_dir, cache, domains)  # a racing edit stays out
+    cache["last_good"] = last_good
+    stale = [d for d in changed_domains(expertise_dir, cache, domains) if d not in last_good]  # a racing edit: out
     note = None
-    if later or behind:
-        _start_background_rebuild(expertise_dir, later + behind)
-    if later:
+    if last_good or later:
+        _start_background_rebuild(expertise_dir, [*last_good, *later])
+    if [name for name in later if name not in shared]:
         note = f"{later[0]}.yaml is large; its cache is being rebuilt in the background, so it was left out this time"
     for name in domains:
         path = os.path.join(expertise_dir, f"{name}.yaml")
@@ -247,6 +255,12 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
         event = str(payload.get("hook_event_name") or (spec.prompt_event if prompt else None) or spec.start_event)
         _emit(agent, event, text)
     return note
+
+
+def _has_last_good(cache: dict[str, Any], name: str) -> bool:
+    """Whether the cache holds a state of ``name`` built from a file that validated."""
+    summary = cache["domains"].get(name)
+    return isinstance(summary, dict) and not summary.get("error") and cache["files"].get(f"{name}.yaml") is not None
 
 
 def _resume_learning(expertise_dir: str) -> None:
