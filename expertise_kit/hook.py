@@ -100,8 +100,6 @@ def _start_background_rebuild(expertise_dir: str, names: list[str]) -> None:
     """Rebuild ``names`` in a detached process, one at a time per cache: the agent is not kept waiting,
     and the next prompt finds the cache fresh. The child holds none of our pipes, so an agent reading
     ours to their end never waits for it either."""
-    import subprocess  # here only: ~10 ms that the usual prompt does not pay
-
     from expertise_kit.fast.cache import cache_dir
 
     marker = os.path.join(cache_dir(expertise_dir), "rebuilding")
@@ -118,18 +116,28 @@ def _start_background_rebuild(expertise_dir: str, names: list[str]) -> None:
         return  # another prompt's hook got there first
     code = f"import expertise_kit.hook as h; h.rebuild_detached({expertise_dir!r}, {names!r})"
     try:
-        subprocess.Popen(
-            [sys.executable, "-I", "-c", code],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-            start_new_session=True,
-            cwd=os.path.dirname(expertise_dir),
-        )
+        _spawn_detached([sys.executable, "-I", "-c", code], os.path.dirname(expertise_dir))
     except BaseException:
         os.unlink(marker)
         raise
+
+
+def _spawn_detached(argv: list[str], cwd: str) -> None:
+    """Start ``argv`` in its own session with stdin, stdout and stderr on the null device. ``posix_spawn``
+    where there is one: the first prompt after a pull pays for this, and ``import subprocess`` alone is
+    half of Python's start-up (the rebuild gets absolute paths, so it needs no working directory)."""
+    spawn = getattr(os, "posix_spawn", None)
+    if spawn is not None and getattr(os, "POSIX_SPAWN_OPEN", None) is not None:
+        null = os.devnull
+        actions = [(os.POSIX_SPAWN_OPEN, fd, null, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        spawn(argv[0], argv, dict(os.environ), file_actions=actions, setsid=True)
+        return
+    import subprocess
+
+    subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
+        start_new_session=True, cwd=cwd,
+    )  # fmt: skip
 
 
 def rebuild_detached(expertise_dir: str, names: list[str]) -> None:
