@@ -132,7 +132,7 @@ def measure(root: Path, env: dict[str, str], runs: int, label: str) -> None:
         done = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, cwd=root)
         return time.perf_counter() - start, done.stdout
 
-    cold, output = hook_once()  # no cache yet: the hand-written files force one rebuild
+    cold, output = hook_once()  # after the hand-written fill: the last good cache, a rebuild started
     # Then a full rebuild, and any background one finished, so the runs below read a fresh cache.
     subprocess.run([*expertise_argv(), "-C", str(root), "render", "--task", "warm up"], env=env, capture_output=True)
     marker = Path(subprocess.run(["git", "-C", str(root), "rev-parse", "--absolute-git-dir"], env=env,
