@@ -160,9 +160,9 @@ def measure(root: Path, env: dict[str, str], runs: int, label: str) -> None:
             path.write_text(text[: text.index("\n# pulled")] + "\n" if "\n# pulled" in text else
                             text + f"# pulled {round_number}\n")  # fmt: skip
         pulled_times.append(hook_once()[0])
-        pulled_base.append(python_startup(1, env)[0])
         while marker.exists():
             time.sleep(0.05)
+        pulled_base.append(python_startup(1, env)[0])  # once the rebuild is done: it would slow this too
     context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
     print(f"{label}: {sizes} lines; injected {len(context):,} characters; p50 of {runs} runs\n")
     print(f"  python -I -c pass, exec'd               {p50(bare_times) * 1000:7.1f} ms")
