@@ -2,8 +2,10 @@
 through `sh -c` as the agents run a hook command: a prompt
 (every domain searched, the winners' entries read) and a session start (the essentials of every domain).
 
-Budget: p50 <= 1.5x Python's own start-up (the product promises 2.0x). Also prints the first run, when
-there is no cache yet and the hook builds config plus the prompt's domains (at most 128 KiB of YAML).
+Budget: p50 <= 1.5x Python's own start-up (the product promises 2.0x). Also the first prompt after a pull
+(every domain file changed outside expertise: the hook answers from the last good cache and rebuilds in a
+detached process), budget <= 3x, and the first run, when there is no cache yet and the hook builds config
+plus the prompt's domains (at most 128 KiB of YAML).
 
 Then the same with the shared layer (refs/expertise/shared) also holding 7 domains at the cap, other
 entries than the branch's, published from a second worktree: the hook reads the union, twice the entries.
@@ -130,7 +132,7 @@ def measure(root: Path, env: dict[str, str], runs: int, label: str) -> None:
         done = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, cwd=root)
         return time.perf_counter() - start, done.stdout
 
-    cold, output = hook_once()  # no cache yet: the hand-written files force one rebuild
+    cold, output = hook_once()  # after the hand-written fill: the last good cache, a rebuild started
     # Then a full rebuild, and any background one finished, so the runs below read a fresh cache.
     subprocess.run([*expertise_argv(), "-C", str(root), "render", "--task", "warm up"], env=env, capture_output=True)
     marker = Path(subprocess.run(["git", "-C", str(root), "rev-parse", "--absolute-git-dir"], env=env,
@@ -146,6 +148,21 @@ def measure(root: Path, env: dict[str, str], runs: int, label: str) -> None:
         start_times.append(hook_once(start_payload)[0])
         startup_times.append(time_command(baseline, 1, env)[0])
         bare_times.append(python_startup(1, env)[0])
+    # The first prompt after a pull: every domain file changed outside expertise (here, a comment line
+    # toggled in each, as a pull or a checkout changes them), then one prompt, then the detached rebuild
+    # is let finish before the next round. Budget: <= 3x `python -I -c pass`.
+    pulled_times, pulled_base = [], []
+    pull_runs = max(10, runs // 2)
+    for round_number in range(pull_runs):
+        for domain in DEFAULT_DOMAINS:
+            path = root / ".expertise" / f"{domain}.yaml"
+            text = path.read_text()
+            path.write_text(text[: text.index("\n# pulled")] + "\n" if "\n# pulled" in text else
+                            text + f"# pulled {round_number}\n")  # fmt: skip
+        pulled_times.append(hook_once()[0])
+        while marker.exists():
+            time.sleep(0.05)
+        pulled_base.append(python_startup(1, env)[0])  # once the rebuild is done: it would slow this too
     context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
     print(f"{label}: {sizes} lines; injected {len(context):,} characters; p50 of {runs} runs\n")
     print(f"  python -I -c pass, exec'd               {p50(bare_times) * 1000:7.1f} ms")
@@ -155,7 +172,9 @@ def measure(root: Path, env: dict[str, str], runs: int, label: str) -> None:
     print(f"  ratio to python exec'd without a shell  {p50(hook_times) / p50(bare_times):7.2f}x")
     print(f"  session start (essentials, every domain) {p50(start_times) * 1000:6.1f} ms")
     print(f"  ratio                                   {p50(start_times) / p50(startup_times):7.2f}x   (budget <= 1.5)")
-    print(f"  first run, cache stale (rebuilt within 128 KiB) {cold * 1000:7.1f} ms\n")
+    print(f"  first prompt after a pull (all 7 files changed, p50 of {pull_runs}) {p50(pulled_times) * 1000:6.1f} ms")
+    print(f"  ratio to python exec'd without a shell  {p50(pulled_times) / p50(pulled_base):7.2f}x   (budget <= 3)")
+    print(f"  first run after the files were written by hand (last good cache) {cold * 1000:7.1f} ms\n")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,10 @@
 Budget: <= 1.0 s wall and <= 100 MB peak RSS for `expertise learn`. Both are measured as whole
 processes (Python start-up included) so the ratio compares like with like.
 
+Two transcripts: a synthetic one (``--mb``), and real data: the three largest Claude Code 2.1 series of
+../shared/fixtures (sessions 07aae638, 67fded5a and 833425ea, CLI 2.1.152-2.1.159) concatenated again and
+again to 46 MB, learned into a fresh store and then into one that already learned them.
+
 Run: python bench/bench_learn.py [--mb 50] [--runs 3]
 """
 
@@ -19,6 +23,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import bench_env, expertise_argv, temp_repo  # noqa: E402
+
+_SERIES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "transcripts" / "claude" / (
+    "maxnoobineating+UbuntuDevcontainer_Dotfiles/projects"
+)
+REAL_SERIES = [
+    _SERIES / "-root-nand2tetris-volumn-projects-esp32-cat-vent" / "07aae638-ddcc-4bc0-b041-541fd9a5a666.jsonl",
+    _SERIES / "-root-nand2tetris-volumn-projects-esp32-cat-vent" / "67fded5a-e96e-4bdc-b68a-f3d175a61b76.jsonl",
+    _SERIES / "-root-nand2tetris-volumn-projects-esp32" / "833425ea-99b9-4a53-8a30-bed9645f60d9.jsonl",
+]
+
+
+def build_real_transcript(path: Path, megabytes: int = 46) -> tuple[int, int, int]:
+    """The real series concatenated up to ``megabytes``: (records, tool calls, failed tool results)."""
+    data = b"".join(series.read_bytes() for series in REAL_SERIES)
+    with open(path, "wb") as handle:
+        while handle.tell() < megabytes << 20:
+            handle.write(data if data.endswith(b"\n") else data + b"\n")
+    copies = path.stat().st_size // len(data)
+    count = lambda needle: data.count(needle) * copies  # noqa: E731
+    return count(b"\n"), count(b'"type":"tool_use"'), count(b'"is_error":true')
 
 CWD = "/home/dev/shop"
 _PARSE_ONLY = """
@@ -148,6 +172,36 @@ def main() -> None:
     print(f"{'expertise learn, commit included':<46} {best_learn:16.3f} s {learn_rss:8.1f} MB")
     print(f"\nratio learn / parse: {best_learn / best_parse:.2f}x   budget: <= 1.0 s wall, <= 100 MB peak RSS")
     print(f"commits made by one learn: {len(commits)}")
+    os.unlink(transcript)
+    if all(series.is_file() for series in REAL_SERIES):
+        real_case(env, args.runs)
+    else:
+        print("\nreal data: ../shared/fixtures not found; skipped")
+
+
+def real_case(env: dict[str, str], runs: int) -> None:
+    """Real Claude Code 2.1 sessions, 46 MB: into a fresh store, then into one that already learned them."""
+    root = temp_repo(env)
+    subprocess.run([*expertise_argv(), "-C", str(root), "init"], env=env, check=True, capture_output=True)
+    transcript = root.parent / f"{root.name}-real.jsonl"
+    records, calls, failures = build_real_transcript(transcript)
+    size = transcript.stat().st_size
+    print(f"\nreal data: {size / (1 << 20):.1f} MB, {records:,} records, {calls:,} tool calls, {failures:,} failed")
+    argv = [*expertise_argv(), "-C", str(root), "learn", str(transcript)]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, env=env, capture_output=True, text=True).stdout
+    fresh, again = [], []
+    for _ in range(runs):
+        subprocess.run(["git", "reset", "-q", "--hard", head.strip()], cwd=root, env=env, check=True)
+        fresh.append(run_measured(argv, env)[0])
+        again.append(run_measured(argv, env)[0])
+    subprocess.run(["git", "reset", "-q", "--hard", head.strip()], cwd=root, env=env, check=True)
+    fresh_rss = peak_rss_of(argv, env)
+    again_rss = peak_rss_of(argv, env)
+    print(f"{'expertise learn, into a fresh store':<46} {min(fresh):16.3f} s {fresh_rss:8.1f} MB")
+    print(f"{'expertise learn, into one that learned them':<46} {min(again):16.3f} s {again_rss:8.1f} MB")
+    shown = ", ".join(f"{t:.2f}" for t in fresh), ", ".join(f"{t:.2f}" for t in again)
+    print(f"  every run, fresh: {shown[0]} s; again: {shown[1]} s")
+    print("budget: <= 1.0 s wall, <= 100 MB peak RSS")
     os.unlink(transcript)
 
 

@@ -100,8 +100,6 @@ def _start_background_rebuild(expertise_dir: str, names: list[str]) -> None:
     """Rebuild ``names`` in a detached process, one at a time per cache: the agent is not kept waiting,
     and the next prompt finds the cache fresh. The child holds none of our pipes, so an agent reading
     ours to their end never waits for it either."""
-    import subprocess  # here only: ~10 ms that the usual prompt does not pay
-
     from expertise_kit.fast.cache import cache_dir
 
     marker = os.path.join(cache_dir(expertise_dir), "rebuilding")
@@ -118,18 +116,28 @@ def _start_background_rebuild(expertise_dir: str, names: list[str]) -> None:
         return  # another prompt's hook got there first
     code = f"import expertise_kit.hook as h; h.rebuild_detached({expertise_dir!r}, {names!r})"
     try:
-        subprocess.Popen(
-            [sys.executable, "-I", "-c", code],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-            start_new_session=True,
-            cwd=os.path.dirname(expertise_dir),
-        )
+        _spawn_detached([sys.executable, "-I", "-c", code], os.path.dirname(expertise_dir))
     except BaseException:
         os.unlink(marker)
         raise
+
+
+def _spawn_detached(argv: list[str], cwd: str) -> None:
+    """Start ``argv`` in its own session with stdin, stdout and stderr on the null device. ``posix_spawn``
+    where there is one: the first prompt after a pull pays for this, and ``import subprocess`` alone is
+    half of Python's start-up (the rebuild gets absolute paths, so it needs no working directory)."""
+    spawn = getattr(os, "posix_spawn", None)
+    if spawn is not None and getattr(os, "POSIX_SPAWN_OPEN", None) is not None:
+        null = os.devnull
+        actions = [(os.POSIX_SPAWN_OPEN, fd, null, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        spawn(argv[0], argv, dict(os.environ), file_actions=actions, setsid=True)
+        return
+    import subprocess
+
+    subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
+        start_new_session=True, cwd=cwd,
+    )  # fmt: skip
 
 
 def rebuild_detached(expertise_dir: str, names: list[str]) -> None:
@@ -139,6 +147,10 @@ def rebuild_detached(expertise_dir: str, names: list[str]) -> None:
     from expertise_kit.fast.cache import cache_dir, signature
 
     try:
+        # The hook that started us is still finishing its answer: on two cores, parsing at once took it
+        # from 1.7x to 2.0x Python's start-up (bench_hook's first prompt after a pull). The next prompt
+        # is seconds away.
+        time.sleep(0.3)
         if hasattr(os, "nice"):
             os.nice(10)  # the agent's own work comes first
         _refresh(expertise_dir, [n for n in names if signature(os.path.join(expertise_dir, f"{n}.yaml"))])
@@ -208,27 +220,35 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
     # Every domain is searched: knowledge about a file may be filed under another domain.
     domains = list((cache.get("config") or {}).get("domains") or {})
     stale = changed_domains(expertise_dir, cache, domains)
-    # A domain only the shared layer changed (another worktree learned) still renders from its cache
-    # when it can't be rebuilt now; one whose own file changed can't.
     shared = [d for d in shared_stale(expertise_dir, cache, domains) if d not in stale]
-    now, later, behind = [], [], []
-    for name in [*stale, *shared]:
+    # A domain file changed outside expertise (a pull, a checkout, a hand edit), or its part of the shared
+    # layer did: it is rebuilt in a detached process, never here, where parsing YAML would cost the prompt
+    # 10x Python's start-up. This prompt reads the domain's last good cache, built from a file that
+    # validated then; the new file, which may be broken or hostile, reaches no agent before the rebuild
+    # has checked it. A domain with no last good state (new to the config) sits this prompt out.
+    # With no cache of a domain at all (a fresh clone, a cache deleted), there is no last good state: a
+    # small one is built here, as before, and a big one sits this prompt out.
+    changed = [*stale, *shared]
+    last_good = [name for name in changed if _has_last_good(cache, name)]
+    now, later = [], []
+    for name in changed:
+        if name in last_good:
+            continue
         size = _size(signature(os.path.join(expertise_dir, f"{name}.yaml")))
         size *= 2 if name in shared else 1  # the shared layer's file is parsed too (as big, give or take)
         if spent + size <= SYNC_REBUILD_BYTES:
             now.append(name)
             spent += size
-        elif name in shared:
-            behind.append(name)
         else:
             later.append(name)
     if now:
         cache = _refresh(expertise_dir, now)
-        stale = changed_domains(expertise_dir, cache, domains)  # a racing edit stays out
+    cache["last_good"] = last_good
+    stale = [d for d in changed_domains(expertise_dir, cache, domains) if d not in last_good]  # a racing edit: out
     note = None
-    if later or behind:
-        _start_background_rebuild(expertise_dir, later + behind)
-    if later:
+    if last_good or later:
+        _start_background_rebuild(expertise_dir, [*last_good, *later])
+    if [name for name in later if name not in shared]:
         note = f"{later[0]}.yaml is large; its cache is being rebuilt in the background, so it was left out this time"
     for name in domains:
         path = os.path.join(expertise_dir, f"{name}.yaml")
@@ -247,6 +267,12 @@ def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
         event = str(payload.get("hook_event_name") or (spec.prompt_event if prompt else None) or spec.start_event)
         _emit(agent, event, text)
     return note
+
+
+def _has_last_good(cache: dict[str, Any], name: str) -> bool:
+    """Whether the cache holds a state of ``name`` built from a file that validated."""
+    summary = cache["domains"].get(name)
+    return isinstance(summary, dict) and not summary.get("error") and cache["files"].get(f"{name}.yaml") is not None
 
 
 def _resume_learning(expertise_dir: str) -> None:

@@ -214,6 +214,7 @@ class Agent:
     - ``version_args``: how to ask the agent's CLI for its version (the first word is the program).
     - ``trust_step``: what the user has to do once before the agent runs project hooks, if anything.
     - ``learning``: None when the agent hands the post hook a transcript we read; else why it can't learn.
+    - ``jsonc``: the agent reads its settings as JSON with comments (Gemini CLI), so ours may hold them.
     - ``positional_trust``: the agent keys its trust in a hook by the hook's position (Codex), so removing
       ours must not move a user's hook: an emptied group stays as ``{"hooks": []}``.
     """
@@ -221,7 +222,7 @@ class Agent:
     __slots__ = (
         "name", "settings", "style", "start_event", "prompt_event", "end_events", "output", "timeout_unit",
         "timeout_caps", "end_per_turn", "cwd_fields", "quiet_stdout", "version_args", "trust_step", "learning",
-        "positional_trust",
+        "positional_trust", "jsonc",
     )  # fmt: skip
 
     def __init__(
@@ -243,6 +244,7 @@ class Agent:
         trust_step: str | None = None,
         learning: str | None = None,
         positional_trust: bool = False,
+        jsonc: bool = False,
     ) -> None:
         self.name = name
         self.settings = settings
@@ -260,6 +262,7 @@ class Agent:
         self.trust_step = trust_step
         self.learning = learning
         self.positional_trust = positional_trust
+        self.jsonc = jsonc
 
 
 AGENTS: tuple[Agent, ...] = (
@@ -272,7 +275,7 @@ AGENTS: tuple[Agent, ...] = (
           trust_step="run `codex` in the project once, trust the folder, and trust the hooks when it asks "
                      "(\"Hooks need review\", or /hooks): `codex exec` skips untrusted hooks without a word"),
     Agent("gemini", ".gemini/settings.json", "nested", "SessionStart", "BeforeAgent", ("SessionEnd",),
-          "hookSpecificOutput", timeout_unit="ms", quiet_stdout="{}", version_args=("gemini", "--version"),
+          "hookSpecificOutput", timeout_unit="ms", quiet_stdout="{}", version_args=("gemini", "--version"), jsonc=True,
           trust_step="start `gemini` in the project once and trust the folder (or set "
                      "GEMINI_CLI_TRUST_WORKSPACE=true): an untrusted folder's project hooks never run"),
     Agent("cursor", ".cursor/hooks.json", "flat", "sessionStart", None, ("stop",), "additional_context",

@@ -104,3 +104,14 @@ def snapshot(directory: Path) -> dict[str, bytes]:
 
 def make_writable(path: Path) -> None:
     os.chmod(path, 0o755)
+
+
+def settle(root: Path) -> None:
+    """What the hook's detached rebuild does after a hand edit, a pull or a checkout, done now: the first
+    prompt after such a change reads the last good cache, the next ones the rebuilt one."""
+    from expertise_kit.config import load_config
+    from expertise_kit.project import find_project
+    from expertise_kit.store.cachebuild import rebuild_cache
+
+    project = find_project(root)
+    rebuild_cache(project, load_config(project.expertise_dir))

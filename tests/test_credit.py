@@ -12,7 +12,7 @@ from pathlib import Path
 
 from builders import CWD, ClaudeSession
 from builders import learned_failure as _failure
-from conftest import Cli, git
+from conftest import Cli, git, settle
 
 from expertise_kit.learning.background import log_path, wait_idle
 
@@ -30,6 +30,7 @@ def _store(project: Path) -> None:
     )
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "a store")
+    settle(project)  # the hook's detached rebuild after a hand edit, done now
 
 
 def _hook(project: Path, mode: str, payload: Mapping[str, object]) -> subprocess.CompletedProcess[str]:

@@ -65,3 +65,12 @@ def test_harmful_evidence_sinks_an_entry(project: Path, run: Cli) -> None:
         assert run("feedback", leader, "--harmful").exit_code == 0
     after = json.loads(run("render", "--task", "retry the payment webhook", "--json").stdout)
     assert after["included"][0] == other  # the evidence moved it down
+
+@pytest.mark.parametrize("flags", [("--helpful", "--harmful"), ("--harmful", "--helpful")])
+def test_both_verdicts_is_a_usage_error_and_records_nothing(project: Path, run: Cli, flags: tuple[str, str]) -> None:
+    run("add", "api", "patterns", "Paginate every list endpoint with cursors")
+    entry = _ids(run, "api")["Paginate every list endpoint with cursors"]
+    before = snapshot(project)
+    result = run("feedback", entry, *flags)
+    assert result.exit_code == 2 and "not both" in result.output
+    assert snapshot(project) == before

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -80,11 +81,29 @@ def test_bad_stdin_never_breaks_the_agent(learned: Path, stdin: str) -> None:
     assert done.stderr.count("\n") <= 1
 
 
+def wait_for_rebuild(root: Path) -> None:
+    """Until the hook's detached cache rebuild (if any) is done."""
+    marker = root / ".git" / "expertise" / "cache" / "rebuilding"
+    for _ in range(600):
+        if not marker.exists():
+            return
+        time.sleep(0.05)
+    raise AssertionError("the background rebuild did not finish")
+
+
 def test_broken_yaml_never_breaks_the_agent(learned: Path) -> None:
-    (learned / ".expertise" / "testing.yaml").write_text("domain: testing\npatterns: [unclosed\n")
-    done = _hook("pre", "claude-code", json.dumps({"prompt": "fix the checkout test", "cwd": str(learned)}), learned)
+    payload = json.dumps({"prompt": "fix the checkout test", "cwd": str(learned)})
+    good = _hook("pre", "claude-code", payload, learned).stdout
+    assert "1999" in good  # the testing domain's learned failure
+    (learned / ".expertise" / "testing.yaml").write_text("domain: testing\npatterns: [HOSTILE, unclosed\n")
+    # The first prompt after the edit reads the last good state (the rebuild runs detached), never the file.
+    first = _hook("pre", "claude-code", payload, learned)
+    assert first.returncode == 0 and first.stdout == good and "HOSTILE" not in first.stdout
+    wait_for_rebuild(learned)
+    done = _hook("pre", "claude-code", payload, learned)
     assert done.returncode == 0 and done.stderr.count("\n") == 1 and "testing.yaml" in done.stderr
     assert "1999" not in done.stdout  # the broken domain's entries are out; the other domains still answer
+    assert done.stdout != good
 
 
 def test_post_session_hook_learns_and_commits(project: Path, tmp_path: Path) -> None:
@@ -189,6 +208,29 @@ def test_the_hook_path_imports_nothing_heavy(learned: Path) -> None:
     )
     assert "Project expertise" in done.stdout
     assert done.stderr.endswith("HEAVY="), done.stderr
+
+
+def test_the_first_prompt_after_a_pull_imports_nothing_heavy_either(learned: Path) -> None:
+    """A domain file changed outside expertise (a pull, a checkout, a hand edit): the hook answers from the
+    last good cache and leaves the YAML to a detached rebuild, so it parses nothing and imports nothing
+    heavy; the next prompt has the change."""
+    path = learned / ".expertise" / "testing.yaml"
+    path.write_text(path.read_text().replace("patterns: []", "patterns:\n  - Pulled, run the checkout tests twice"))
+    probe = (
+        "import sys, io, json;"
+        "sys.stdin = io.StringIO(json.dumps({'prompt': 'fix the checkout test', 'cwd': sys.argv[1]}));"
+        "from expertise_kit.hook import main; main(['pre', '--agent', 'claude-code']);"
+        "heavy = [m for m in ('git', 'pydantic', 'click', 'ruamel.yaml', 'ruamel', 'yaml') if m in sys.modules];"
+        "sys.stderr.write('HEAVY=' + ','.join(heavy))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", probe, str(learned)], capture_output=True, text=True, check=False
+    )
+    assert "Project expertise" in done.stdout and "Pulled" not in done.stdout
+    assert done.stderr.endswith("HEAVY="), done.stderr
+    wait_for_rebuild(learned)
+    again = _hook("pre", "claude-code", json.dumps({"prompt": "fix the checkout test", "cwd": str(learned)}), learned)
+    assert "Pulled, run the checkout tests twice" in again.stdout
 
 
 SNIPPETS = {

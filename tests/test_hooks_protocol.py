@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from builders import ClaudeSession, shop_session
-from conftest import Cli, git
+from conftest import Cli, git, settle
 
 from expertise_kit.agents.doctor import codex_hook_hash
 from expertise_kit.agents.installer import AGENTS, _legacy_commands, hook_command, install_hooks
@@ -153,6 +153,7 @@ def test_other_agents_uninstall_drops_the_emptied_group(project: Path) -> None:
 def test_gemini_gets_a_json_object_whenever_the_hook_has_nothing_to_print(learned: Path, tmp_path: Path) -> None:
     """Gemini CLI shows a hook's stderr to the user when its stdout is empty."""
     (learned / ".expertise" / "api.yaml").write_text("domain: api\nfoo: [\n")  # a broken file: a stderr note
+    settle(learned)  # once rebuilt: the first prompt after the edit reads the last good state, silently
     payload = {"prompt": "nothing relevant at all", "cwd": str(learned), "hook_event_name": "BeforeAgent"}
     done = _hook("pre", "gemini", payload, learned)
     assert done.returncode == 0 and "api.yaml" in done.stderr

@@ -103,7 +103,8 @@ def test_a_missing_file_is_one_line_and_ours_is_untouched(project: Path, run: Cl
     paths[2].unlink()
     before = snapshot(project)
     status, stderr = _driver(run, paths)
-    assert status == 1 and len(stderr) == 1 and "scratch/B" in stderr[0] and "not found" in stderr[0]
+    assert status == 1 and len(stderr) == 1 and "not found" in stderr[0]
+    assert stderr[0].startswith(f"expertise: error: {DB}: theirs side") and "scratch" not in stderr[0]
     assert snapshot(project) == before
 
 
@@ -141,7 +142,8 @@ def test_a_huge_side_is_refused_in_one_line_and_ours_is_untouched(project: Path,
     paths = _three(project, base, base, base + "# " + "x" * MAX_FILE_BYTES + "\n")
     before = snapshot(project)
     status, stderr = _driver(run, paths)
-    assert status == 1 and len(stderr) == 1 and "scratch/B" in stderr[0] and "limit" in stderr[0]
+    assert status == 1 and len(stderr) == 1 and "limit" in stderr[0]
+    assert stderr[0].startswith(f"expertise: error: {DB}: theirs side") and "scratch" not in stderr[0]
     assert snapshot(project) == before
 
 
@@ -159,3 +161,21 @@ def test_a_file_added_on_both_branches_merges_against_no_base(project: Path) -> 
     assert done.returncode == 0, done.stderr
     patterns = load_domain_file(project / ".expertise" / "billing.yaml", "billing").loaded.plain["patterns"]
     assert sorted(patterns) == ["Invoices are immutable", "Round money half even"]
+
+
+def test_an_unreadable_side_in_a_real_merge_names_the_path_not_git_s_temp_file(project: Path) -> None:
+    """Git runs the driver on temp files (`.merge_file_0EjNA1`) that are gone once it returns: the error
+    names the domain file being merged, its side and line."""
+    path = project / DB
+    base = path.read_text()
+    git(project, "checkout", "-q", "-b", "theirs")
+    path.write_bytes(b"\xff\xfe" + base.encode("utf-16-le"))  # saved as UTF-16 by an editor
+    _commit(project, "theirs")
+    git(project, "checkout", "-q", "main")
+    path.write_text(base.replace("\npatterns: []", "\npatterns:\n  - Ours"))
+    _commit(project, "ours")
+    merged = subprocess.run(["git", "merge", "-q", "theirs"], cwd=project, capture_output=True, text=True)
+    assert merged.returncode != 0
+    [line] = [ln for ln in merged.stderr.splitlines() if ln.startswith("expertise: error:")]
+    assert line.startswith(f"expertise: error: {DB}:1: theirs side") and "byte-order mark" in line
+    assert ".merge_file" not in merged.stderr

@@ -4,7 +4,9 @@ the store, and every bad input named in one line."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import subprocess
 import sys
 from datetime import date, datetime, timedelta, timezone
@@ -203,6 +205,37 @@ def test_a_bad_output_path_writes_nothing(project: Path, run: Cli, tmp_path: Pat
     [line] = result.stderr.splitlines()
     assert line.startswith(f"expertise: error: {out}: ") and message in line
     assert (snapshot(project), snapshot(tmp_path)) == before
+
+
+@pytest.mark.parametrize("target", [".git/config", ".git/HEAD", ".git/new-file.html"])
+def test_a_page_is_never_written_into_git_s_own_directory(project: Path, run: Cli, target: str) -> None:
+    out = project / target
+    before = snapshot(project / ".git")
+    result = run("report", "--html", str(out))
+    assert result.exit_code == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"expertise: error: {out}: is inside git's own directory")
+    assert snapshot(project / ".git") == before
+    git(project, "status")  # the repository still works
+
+
+def test_a_link_into_git_s_directory_is_refused(project: Path, run: Cli, tmp_path: Path) -> None:
+    link = tmp_path / "report.html"
+    link.symlink_to(project / ".git" / "config")
+    config = (project / ".git" / "config").read_bytes()
+    result = run("report", "--html", str(link))
+    assert result.exit_code == 1 and "git's own directory" in result.stderr
+    assert (project / ".git" / "config").read_bytes() == config and link.is_symlink()
+
+
+def test_a_fifo_is_refused_not_replaced(project: Path, run: Cli, tmp_path: Path) -> None:
+    fifo = tmp_path / "report.html"
+    os.mkfifo(fifo)
+    result = run("report", "--html", str(fifo))
+    assert result.exit_code == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"expertise: error: {fifo}: is not a regular file")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
 def test_a_broken_config_is_one_line_and_no_page(project: Path, run: Cli, tmp_path: Path) -> None:

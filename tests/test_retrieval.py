@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from builders import learned_failure as _failure
-from conftest import Cli, git
+from conftest import Cli, git, settle
 
 CALL = 'import expertise_kit.hook as h; h.main(["pre", "--agent", "claude-code"])'
 
@@ -46,6 +46,7 @@ def _store(project: Path) -> None:
     )
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "a store")
+    settle(project)
 
 
 def _hook(project: Path, payload: dict[str, object]) -> subprocess.CompletedProcess[str]:
@@ -88,6 +89,7 @@ def test_essentials_give_failures_the_room_conventions_leave(project: Path) -> N
     (project / ".expertise" / "general.yaml").write_text("domain: general\nlearned_from_failures:\n" + failures)
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "failures only")
+    settle(project)
     text = _start(project)
     shown = [target for target in ["assets", "docs", "wheel", "image"] if f"`make {target}`" in text]
     assert len(shown) == 4, text  # two thirds of the room held only three of these
@@ -106,6 +108,7 @@ def test_a_failure_seen_again_without_a_fix_still_warns_at_session_start(project
     )  # fmt: skip
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "unsolved failures")
+    settle(project)
     text = _start(project)
     assert "python: command not found" in text  # seen twice: worth a warning, fix or not
     assert "node gen.js" not in text  # a one-off with no fix says too little
@@ -142,6 +145,7 @@ def test_render_and_the_hook_search_every_domain(project: Path, run: Cli) -> Non
     assert "Frontend note" not in data["text"]
     routed = json.loads(run("classify", "restyle the button component theme colours", "--json").stdout)
     assert "database" not in [routed["domain"], *routed.get("secondary", [])[:2]], routed
+    settle(project)
     text = _prompt(project, "restyle the button component theme colours", session="sess-x")
     assert "tokens table" in text  # filed under database, routed elsewhere, found anyway
     assert "Frontend note" not in text
@@ -173,6 +177,7 @@ def test_a_long_session_on_many_topics_stays_within_twice_its_first_prompt(proje
     (project / ".expertise" / "api.yaml").write_text("domain: api\npatterns:\n" + lines)
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "many topics")
+    settle(project)
     said = [_prompt(project, f"change how the {topic} rules are checked", "sess-long") for topic in topics]
     assert said[0] and said[1], said[:2]  # the budget leaves room after the first prompt
     assert sum(map(len, said)) <= 2 * len(said[0])

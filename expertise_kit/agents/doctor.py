@@ -78,6 +78,8 @@ def _diagnose(root: Path, spec: Agent, env: dict[str, str]) -> AgentReport:
         )
     else:
         report.add("hooks", "ok", f"{', '.join(wanted)} hooked in {spec.settings}")
+    _disabled(report, root, spec, env)
+    _matchers(report, hooks, spec)
     _timeouts(report, found, spec, wanted)
     program = _command(report, env)
     _version(report, spec, env)
@@ -85,35 +87,145 @@ def _diagnose(root: Path, spec: Agent, env: dict[str, str]) -> AgentReport:
     _learning(report, root, spec)
     if program:
         _round_trip(report, root, spec, env)
+    _mcp(report, root, spec, env)
     return report
+
+
+def _mcp(report: AgentReport, root: Path, spec: Agent, env: dict[str, str]) -> None:
+    """Where the agent's MCP config registers our server, start it as the agent would and list its tools."""
+    from expertise_kit.agents.mcp_config import MCP_CONFIGS, PROGRAM, SERVER_NAME, our_server
+    from expertise_kit.agents.mcp_probe import MCP_EXTRA_HINT, probe_server
+    from expertise_kit.agents.settingsfile import read_settings
+    from expertise_kit.errors import UserError
+
+    relative = MCP_CONFIGS.get(spec.name)
+    if relative is None or not (root / relative).exists():
+        return
+    try:
+        data = read_settings(root / relative, comments=spec.jsonc and relative == spec.settings).data
+    except UserError as exc:
+        report.add("mcp", "fail", f"{relative}: {exc.message}; the agent can't read its MCP servers either")
+        return
+    servers = data.get("mcpServers")
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    if not our_server(entry):
+        return
+    assert isinstance(entry, dict)
+    probe = probe_server(root, PROGRAM, list(entry.get("args") or []), env)
+    if probe.ok:
+        report.add("mcp", "ok", f"`expertise mcp` ({probe.detail}) starts and lists {', '.join(probe.tools)}")
+    elif probe.missing_extra:
+        report.add("mcp", "fail", f"{relative} registers `expertise mcp`, which can't start: the mcp package is "
+                                  f"not installed; {MCP_EXTRA_HINT}")  # fmt: skip
+    else:
+        report.add("mcp", "fail", f"{relative} registers `expertise mcp`, which can't start: {probe.detail}")
 
 
 def _config(report: AgentReport, path: Path, spec: Agent) -> dict[str, Any] | None:
     """The settings' ``hooks`` object, or None after saying why there is none."""
+    from expertise_kit.agents.settingsfile import read_settings
+    from expertise_kit.errors import UserError
+
     if not path.exists():
         report.add(
             "config", "fail", f"{spec.settings} does not exist: run `expertise hooks install --agent {spec.name}`"
         )
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        report.add("config", "fail", f"{spec.settings} is not UTF-8 text; the agent can't read it either")
+        data = read_settings(path, comments=spec.jsonc).data
+    except UserError as exc:
+        where = f" line {exc.line}" if exc.line else ""
+        report.add("config", "fail", f"{spec.settings}{where}: {exc.message}; the agent can't read it either")
         return None
-    except ValueError as exc:
-        line = getattr(exc, "lineno", None)
-        where = f" line {line}" if line else ""
-        report.add("config", "fail", f"{spec.settings}{where} is not valid JSON ({exc}); the agent ignores it")
-        return None
-    except (OSError, RecursionError) as exc:
-        report.add("config", "fail", f"{spec.settings} can't be read: {exc}")
-        return None
-    hooks = data.get("hooks") if isinstance(data, dict) else None
+    hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         report.add("config", "fail", f"{spec.settings} has no `hooks` object")
         return None
     report.add("config", "ok", f"{spec.settings} parses")
     return hooks
+
+
+def _disabled(report: AgentReport, root: Path, spec: Agent, env: dict[str, str]) -> None:
+    """Claude Code runs no hook at all when ``disableAllHooks`` is true in the settings that win: the
+    project's local file, then the project's, then the user's."""
+    if spec.name != "claude-code":
+        return
+    from expertise_kit.agents.settingsfile import read_settings
+    from expertise_kit.errors import UserError
+
+    base = Path(env.get("CLAUDE_CONFIG_DIR") or Path(env.get("HOME") or Path.home()) / ".claude")
+    for path, shown in (
+        (root / ".claude" / "settings.local.json", ".claude/settings.local.json"),
+        (root / ".claude" / "settings.json", ".claude/settings.json"),
+        (base / "settings.json", str(base / "settings.json")),
+    ):
+        try:
+            data = read_settings(path).data
+        except UserError:
+            continue  # the project file's own faults are the config check's; a user file we can't read, unknown
+        if "disableAllHooks" not in data:
+            continue
+        if data["disableAllHooks"] is True:
+            report.add("disabled", "fail", f'"disableAllHooks": true in {shown}, so Claude Code runs no hook at all: '
+                                           "remove it, or set it to false")  # fmt: skip
+        return
+
+
+# The values a lifecycle event's matcher is tested against, per agent: a group whose matcher takes none
+# of them never runs, and our pre hook must run when a session starts afresh.
+_MATCHED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("claude-code", "SessionStart"): ("startup", "resume", "clear", "compact"),
+    ("claude-code", "SessionEnd"): ("clear", "logout", "prompt_input_exit", "other"),
+    ("gemini", "SessionStart"): ("startup", "resume", "clear"),
+    ("gemini", "SessionEnd"): ("exit", "clear", "logout", "prompt_input_exit", "other"),
+}
+_MUST_MATCH = {"SessionStart": "startup"}
+
+
+def _matches(matcher: str, value: str) -> bool | None:
+    """Whether a hook group's matcher takes ``value`` (as the agents test it: the whole value against a
+    regular expression, ``*`` or empty for all); None when it is not a valid expression."""
+    import re
+
+    if matcher in ("", "*"):
+        return True
+    try:
+        return re.fullmatch(matcher, value) is not None
+    except re.error:
+        return None
+
+
+def _matchers(report: AgentReport, hooks: dict[str, Any], spec: Agent) -> None:
+    """A matcher on a group holding our hook can keep it from ever running (SessionEnd ``"bogus"``), or from
+    running when it matters (SessionStart ``"resume"``: never on a new session)."""
+    if spec.style == "flat":
+        return
+    problems = []
+    for event, entries in hooks.items():
+        values = _MATCHED.get((spec.name, event))
+        if values is None or not isinstance(entries, list):
+            continue
+        for group in entries:
+            if not isinstance(group, dict) or not any(ours(h) for h in group.get("hooks") or []):
+                continue
+            matcher = group.get("matcher")
+            if matcher is None:
+                continue
+            if not isinstance(matcher, str):
+                problems.append(f"{event}'s matcher {matcher!r} is not a string")
+                continue
+            taken = [value for value in values if _matches(matcher, value)]
+            if any(_matches(matcher, value) is None for value in values):
+                problems.append(f"{event}'s matcher {matcher!r} is not a valid pattern, so our hook never runs")
+            elif not taken:
+                problems.append(f"{event}'s matcher {matcher!r} matches none of {', '.join(values)}, so our hook "
+                                "never runs")  # fmt: skip
+            elif _MUST_MATCH.get(event) not in (None, *taken):
+                problems.append(f"{event}'s matcher {matcher!r} runs our hook only on {', '.join(taken)}, never "
+                                f"when a session starts ({_MUST_MATCH[event]})")  # fmt: skip
+    if problems:
+        report.add("matchers", "fail", f"{'; '.join(problems)}: remove the matcher from the group holding our "
+                                       f"hook in {spec.settings}")  # fmt: skip
 
 
 def _our_hooks(hooks: dict[str, Any], spec: Agent) -> dict[str, list[dict[str, Any]]]:

@@ -14,14 +14,13 @@ left as it was, key order, group order and indentation included.
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from expertise_kit import vocab
-from expertise_kit.document.atomic import write_atomic
+from expertise_kit.agents.settingsfile import Settings, read_settings, write_settings
 from expertise_kit.errors import UserError
 from expertise_kit.vocab import Agent
 
@@ -62,49 +61,13 @@ def _legacy_commands(mode: str, agent: str, python: str) -> tuple[str, ...]:
 _UNCHANGED = "fix it first; nothing was changed"
 
 
-def _read(path: Path) -> tuple[dict[str, Any], str, bool]:
-    """The settings, the indentation they use, and whether the file ended with a newline."""
-    if path.is_dir():
-        raise UserError("is a directory, not a settings file", path=path, hint="move it aside; nothing was changed")
-    try:
-        content = path.read_bytes()
-    except FileNotFoundError:
-        return {}, "  ", True
-    except OSError as exc:  # unreadable, or a parent that is a file (`.claude` not a directory)
-        raise UserError(f"can't read it: {exc.strerror or exc}", path=path, hint=_UNCHANGED) from None
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        where = content[: exc.start].count(b"\n") + 1
-        raise UserError("not UTF-8 text", path=path, line=where, hint=_UNCHANGED) from None
-    if not text.strip():
-        return {}, "  ", True
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        line = getattr(exc, "lineno", None)
-        raise UserError(f"not valid JSON: {exc}", path=path, line=line, hint=_UNCHANGED) from None
-    except RecursionError:
-        raise UserError("nested too deeply to read", path=path, hint=_UNCHANGED) from None
-    if not isinstance(data, dict):
-        raise UserError("top level is not a JSON object", path=path, hint=_UNCHANGED)
-    indent = "  "
-    for raw in text.splitlines()[1:]:
-        stripped = raw.lstrip(" \t")
-        if stripped and len(stripped) < len(raw):
-            indent = raw[: len(raw) - len(stripped)]
-            break
-    return data, indent, text.endswith("\n")
+def _read(path: Path, *, comments: bool = False) -> Settings:
+    """The settings, to edit in place (``settingsfile``): bytes outside what we change stay as they are."""
+    return read_settings(path, comments=comments)
 
 
-def _write(path: Path, data: dict[str, Any], indent: str, newline: bool) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"can't create its directory: {exc.strerror or exc}", path=path) from None
-    text = json.dumps(data, indent=indent, ensure_ascii=False) + ("\n" if newline else "")
-    # Through a symlink, not over it: a settings file linked from a dotfiles repo stays linked.
-    write_atomic(path.resolve() if path.is_symlink() else path, text.encode("utf-8"))
+def _write(settings: Settings) -> None:
+    write_settings(settings)
 
 
 def ours(hook: Any) -> str | None:
@@ -183,7 +146,8 @@ def _merge(path: Path, hooks: dict[str, Any], wanted: list[tuple[str, str, str]]
 def install_hooks(root: Path, agent: str) -> InstallResult:
     spec = AGENTS[agent]
     path = root / spec.settings
-    data, indent, newline = _read(path)
+    settings = _read(path, comments=spec.jsonc)
+    data = settings.data
     if spec.style == "flat":
         data.setdefault("version", 1)
     hooks = data.setdefault("hooks", {})
@@ -192,7 +156,7 @@ def install_hooks(root: Path, agent: str) -> InstallResult:
     wanted = _wanted(agent, spec)
     changed = _merge(path, hooks, wanted, spec)
     if changed:
-        _write(path, data, indent, newline)
+        _write(settings)
     return InstallResult(path, changed, [event for event, _, _ in wanted])
 
 
@@ -207,7 +171,8 @@ def uninstall_hooks(root: Path, agent: str) -> InstallResult:
     path = root / spec.settings
     if not path.exists() and not path.is_symlink():
         return InstallResult(path, False, [])
-    data, indent, newline = _read(path)
+    settings = _read(path, comments=spec.jsonc)
+    data = settings.data
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return InstallResult(path, False, [])
@@ -241,7 +206,7 @@ def uninstall_hooks(root: Path, agent: str) -> InstallResult:
         return InstallResult(path, False, [])
     if not hooks:
         del data["hooks"]
-    _write(path, data, indent, newline)
+    _write(settings)
     return InstallResult(path, True, removed)
 
 

@@ -30,6 +30,12 @@ def our_server(entry: Any) -> bool:
     return isinstance(entry, dict) and entry.get("command") == PROGRAM and entry.get("args") in _OUR_ARGS
 
 
+def _comments(agent: str) -> bool:
+    from expertise_kit.agents.installer import AGENTS
+
+    return bool(MCP_CONFIGS.get(agent) == AGENTS[agent].settings and AGENTS[agent].jsonc)
+
+
 def _config_path(root: Path, agent: str) -> Path:
     relative = MCP_CONFIGS.get(agent)
     if relative is None:
@@ -50,8 +56,7 @@ def _servers(path: Path, data: dict[str, Any]) -> dict[str, Any]:
 def check_mcp(root: Path, agent: str) -> None:
     """Raise the error ``install_mcp`` would, writing nothing: so a refusal comes before the hooks are written."""
     path = _config_path(root, agent)
-    data, _, _ = _read(path)
-    current = _servers(path, data).get(SERVER_NAME)
+    current = _servers(path, _read(path, comments=_comments(agent)).data).get(SERVER_NAME)
     if current is not None and not our_server(current):
         raise UserError(
             f"already has an MCP server named {SERVER_NAME!r} that runs something else",
@@ -60,15 +65,35 @@ def check_mcp(root: Path, agent: str) -> None:
         )
 
 
+def check_server_starts(root: Path) -> None:
+    """Refuse to register a server the agent can't start: ``expertise mcp`` (on PATH, as the agent runs it;
+    else this installation's) must answer an initialize and list its tools. Without the ``mcp`` extra it
+    exits 1, and the agent shows a dead server."""
+    from expertise_kit.agents.mcp_probe import MCP_EXTRA_HINT, probe_server, this_installation
+
+    probe = probe_server(root, PROGRAM, ["mcp"])
+    if not probe.ok and not probe.missing_extra and "is not on PATH" in probe.detail:
+        program, args = this_installation()  # `hooks install` warns about PATH; this one must work at least
+        probe = probe_server(root, program, args)
+    if probe.ok:
+        return
+    if probe.missing_extra:
+        raise UserError(
+            "`expertise mcp` can't start here: the mcp package is not installed",
+            hint=f"{MCP_EXTRA_HINT}, then run install again; nothing was changed",
+        )
+    raise UserError(f"`expertise mcp` can't start here: {probe.detail}", hint="fix that first; nothing was changed")
+
+
 def install_mcp(root: Path, agent: str) -> InstallResult:
     check_mcp(root, agent)
     path = _config_path(root, agent)
-    data, indent, newline = _read(path)
-    servers = _servers(path, data)
+    settings = _read(path, comments=_comments(agent))
+    servers = _servers(path, settings.data)
     if our_server(servers.get(SERVER_NAME)):
         return InstallResult(path, False, [SERVER_NAME])
     servers[SERVER_NAME] = {"command": PROGRAM, "args": ["mcp"]}
-    _write(path, data, indent, newline)
+    _write(settings)
     return InstallResult(path, True, [SERVER_NAME])
 
 
@@ -80,12 +105,13 @@ def uninstall_mcp(root: Path, agent: str) -> InstallResult:
     path = root / relative
     if not path.exists() and not path.is_symlink():
         return InstallResult(path, False, [])
-    data, indent, newline = _read(path)
+    settings = _read(path, comments=_comments(agent))
+    data = settings.data
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or not our_server(servers.get(SERVER_NAME)):
         return InstallResult(path, False, [])
     del servers[SERVER_NAME]
     if not servers:
         del data["mcpServers"]
-    _write(path, data, indent, newline)
+    _write(settings)
     return InstallResult(path, True, [SERVER_NAME])

@@ -28,12 +28,13 @@ def install(start: Path, agent: str, with_mcp: bool) -> None:
     `expertise` MCP server too (.mcp.json for Claude Code, .cursor/mcp.json, .gemini/settings.json).
     """
     from expertise_kit.agents.installer import install_hooks
-    from expertise_kit.agents.mcp_config import check_mcp, install_mcp
+    from expertise_kit.agents.mcp_config import check_mcp, check_server_starts, install_mcp
     from expertise_kit.project import find_project
 
     project = find_project(start)
     if with_mcp:
         check_mcp(project.root, agent)  # a refusal comes before anything is written
+        check_server_starts(project.root)
     result = install_hooks(project.root, agent)
     where = result.path.relative_to(project.root)
     if result.changed:
@@ -107,8 +108,10 @@ def uninstall(start: Path, agent: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
 def doctor(start: Path, agent: str | None, as_json: bool) -> None:
-    """Check that each agent's hooks will really run: settings parse, the command is found, timeouts are in
-    the agent's unit, the agent trusts them, its version, and a live round trip of the pre-task hook.
+    """Check that each agent's hooks will really run: settings parse, hooks are not disabled nor kept from
+    running by a matcher, the command is found, timeouts are in the agent's unit, the agent trusts them, its
+    version, a live round trip of the pre-task hook, and, where `expertise mcp` is registered, that the
+    server starts and lists its tools.
 
     Exits 1 when a check fails.
     """

@@ -35,7 +35,7 @@ def report(start: Path, out: Path) -> None:
     store = open_store(start)
     to_stdout = str(out) == "-"
     if not to_stdout:
-        check_output(out, store.project.expertise_dir)
+        check_output(out, store.project)
     data = collect_report(store)
     if to_stdout:
         click.echo(render_page(data), nl=False)

@@ -294,10 +294,15 @@ def _read_part(
     cache matches its domain file now, and ``fill`` the domain's summary from it; the rest, returned,
     must be rebuilt."""
     recorded = data["files"]
+    last_good = data.get("last_good") or ()
     stale = []
     for name, summary, current in _unread(expertise_dir, data, domains, part):
-        detail = _load(path_of(expertise_dir, name)) if recorded.get(f"{name}.yaml") == current else None
-        if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != current:
+        # A domain the hook serves from its last good state (its file changed, the rebuild runs detached)
+        # is read as the index recorded it: the cache of the file that validated, not of the file now.
+        wanted = recorded.get(f"{name}.yaml") if name in last_good else current
+        usable = wanted is not None and recorded.get(f"{name}.yaml") == wanted
+        detail = _load(path_of(expertise_dir, name)) if usable else None
+        if not isinstance(summary, dict) or not isinstance(detail, dict) or detail.get("signature") != wanted:
             stale.append(name)
             continue
         fill(summary, detail)

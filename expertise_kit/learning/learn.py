@@ -217,10 +217,9 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
             session_id = safe_session_id(session.id)
             if session_id not in sessions_by_domain.setdefault(domain, []):
                 sessions_by_domain[domain].append(session_id)
-    for domain in sorted(by_domain):
-        report.domains[domain] = store.merge_learned(
-            domain, by_domain[domain], sessions=sessions_by_domain[domain], dry_run=dry_run
-        )
+    # One revision for every domain the batch touched (one commit, not one per domain).
+    batches = {domain: (by_domain[domain], sessions_by_domain[domain]) for domain in by_domain}
+    report.domains.update(store.merge_learned_all(batches, dry_run=dry_run) if batches else {})
     # What is still held at the end: a failure held by one session of the batch and seen again in another is not.
     still = {h["id"]: h for h in report.held if held.holds(h["id"])}
     report.held = list(still.values())

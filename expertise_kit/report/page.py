@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import html
 import os
+import stat
 from importlib import resources
 from pathlib import Path
 
 from expertise_kit.document.atomic import write_atomic
 from expertise_kit.errors import UserError
 from expertise_kit.fast.render import strip_controls
+from expertise_kit.project import Project
 from expertise_kit.report import charts
 from expertise_kit.report.collect import LAST_REVISIONS, DomainSummary, ReportData
 from expertise_kit.upkeep.stats import STOPPED_AFTER
@@ -332,18 +334,35 @@ def render_page(data: ReportData) -> str:
     ))  # fmt: skip
 
 
-def check_output(out: Path, expertise_dir: Path) -> None:
-    """Refuse, before any work, an output path that can't take the page."""
-    if out.is_dir():
+def check_output(out: Path, project: Project) -> None:
+    """Refuse, before any work, an output path that can't take the page: a directory, a missing parent, a
+    place inside ``.expertise/`` or git's own directory (``--html .git/config`` would replace git's config),
+    or anything but a regular file (a FIFO, a device, a socket), which an atomic write would replace."""
+    try:
+        info = os.stat(out)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise UserError(f"can't be checked: {exc.strerror or exc}", path=out, hint="write the page elsewhere") from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
         raise UserError("is a directory", path=out, hint="give a file name, such as report.html")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise UserError(
+            "is not a regular file (a FIFO, device or socket)",
+            path=out,
+            hint="move it aside, or write the page elsewhere",
+        )
     parent = out.parent
     if not parent.is_dir():
         raise UserError(f"directory {parent} does not exist", path=out, hint="create it, or write the page elsewhere")
-    home = os.path.realpath(expertise_dir)
-    if os.path.realpath(out).startswith(home + os.sep):
-        raise UserError(
-            "is inside .expertise/, which holds only the expertise files", path=out, hint="write the page elsewhere"
-        )
+    real = os.path.realpath(out)
+    places = [(project.expertise_dir, ".expertise/, which holds only the expertise files")]
+    if project.git is not None:
+        places += [(project.git.git_dir, "git's own directory"), (project.git.common_dir, "git's own directory")]
+    for place, what in places:
+        home = os.path.realpath(place)
+        if real == home or real.startswith(home + os.sep):
+            raise UserError(f"is inside {what}", path=out, hint="write the page elsewhere; nothing was changed")
 
 
 def write_report(data: ReportData, out: Path) -> int:

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.types import INVALID_REQUEST, CallToolResult, ErrorData, InputRequiredResult, JSONRPCError, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from expertise_kit import __version__
@@ -172,8 +172,52 @@ def _warm(tools: Tools) -> None:
         tools.warm()
 
 
+def invalid_request_reply(problem: Exception) -> JSONRPCError | None:
+    """The JSON-RPC error for a message the SDK could not read, when it carried an id to answer: a request
+    with an id but no method (or one that is not a string) gets -32600, where the SDK would drop it and
+    leave the client waiting. A reply (``result``/``error``) or a message with no usable id gets none."""
+    if not isinstance(problem, ValidationError):
+        return None
+    message = next((e.get("input") for e in problem.errors() if isinstance(e.get("input"), dict)), None)
+    if not isinstance(message, dict) or "result" in message or "error" in message:
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        return None
+    method = message.get("method")
+    why = "no method" if method is None else "a method that is not a string" if not isinstance(method, str) else None
+    detail = f"invalid request: {why}" if why else "invalid request"
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INVALID_REQUEST, message=detail))
+
+
+async def _serve_stdio(server: MCPServer[Any]) -> None:
+    """``server.run("stdio")``, with a reply to each request the SDK can't read but can answer."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def pump() -> None:
+            async with send:
+                async for item in read_stream:
+                    reply = invalid_request_reply(item) if isinstance(item, Exception) else None
+                    if reply is not None:
+                        await write_stream.send(SessionMessage(reply))
+                    else:
+                        await send.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(pump)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+
+
 def serve(start: Path, *, read_only: bool = False) -> None:
     """Serve until the client closes stdin."""
+    import anyio
+
     tools = Tools(start)
     threading.Thread(target=_warm, args=(tools,), name="expertise-warm", daemon=True).start()
-    build_server(tools, read_only=read_only).run("stdio")
+    anyio.run(_serve_stdio, build_server(tools, read_only=read_only))

@@ -216,6 +216,51 @@ class Store:
             merge.commit = tx.commit(f"expertise({domain}): {' and '.join(parts) or 'prune'} from {source}")
             return merge
 
+    def merge_learned_all(
+        self,
+        batches: dict[str, tuple[list[tuple[str, dict[str, Any]]], list[str]]],
+        *,
+        dry_run: bool = False,
+    ) -> dict[str, MergeResult]:
+        """``merge_learned`` for several domains (domain -> (items, sessions)) as ONE ``learned`` revision:
+        one lock, one commit, one shared-layer publish and one cache update for a learn that touches seven
+        domains, where a revision each cost seven of everything (the commit alone ~60 ms each)."""
+        sessions = list(dict.fromkeys(s for _, batch_sessions in batches.values() for s in batch_sessions))
+        results: dict[str, MergeResult] = {}
+        with self.transaction("learned", sessions=sessions, dry_run=dry_run) as tx:
+            parts: list[str] = []
+            for domain in sorted(batches):
+                items, _ = batches[domain]
+                doc = tx.load(domain)
+                merge = results[domain] = MergeResult(domain, doc.path)
+                edits = self._sightings(doc, items, merge)
+                if not edits:
+                    merge.lines = doc.line_count
+                    continue
+                described = {a["id"]: describe_entry(a["id"], a["section"], a["text"]) for a in merge.added}
+                capped = tx.edit(doc, edits, described=described)
+                merge.pruned, merge.lines, merge.over_by = capped.pruned, capped.lines, capped.over_by
+                kept = len([a for a in merge.added if a["id"] not in {p.id for p in capped.pruned}])
+                done = [f"learn {_entries(kept)}"] if kept else []
+                if merge.updated:
+                    done.append(f"update {len(merge.updated)}")
+                parts.append(f"{domain}: {' and '.join(done) or 'prune'}")
+                seen_again = [describe_entry(u["id"], u["section"], u["text"]) for u in merge.updated]
+                tx.notes += [f"~ {line} (seen again)" for line in seen_again[:20]]
+            if dry_run or tx.empty:
+                return results  # leaving without commit writes nothing
+            source = f"session {sessions[0][:8]}" if len(sessions) == 1 else f"{len(sessions)} sessions"
+            touched = [domain for domain in sorted(batches) if results[domain].added or results[domain].updated]
+            if len(touched) == 1:
+                subject = f"expertise({touched[0]}): {parts[0].split(': ', 1)[1]} from {source}"
+            else:
+                subject = f"expertise({', '.join(touched) or 'learn'}): {'; '.join(parts)} from {source}"
+            outcome = tx.commit(subject)
+            for merge in results.values():
+                if merge.added or merge.updated or merge.pruned:
+                    merge.commit = outcome
+            return results
+
     @staticmethod
     def _sightings(doc: DomainDoc, items: list[tuple[str, dict[str, Any]]], merge: MergeResult) -> list[Edit]:
         """The edits that record ``items``: new entries appended, known learned ones seen again."""
@@ -261,6 +306,12 @@ class Store:
         return edits + [Append(s, raw) for s, raw in appended.values()]
 
 
+def _flat(text: str) -> str:
+    from expertise_kit.fast.render import strip_controls
+
+    return " ".join(strip_controls(text).split())
+
+
 def manual_item(section_name: str, text: str, *, error: str | None = None, solution: str | None = None) -> Any:
     """The raw YAML value for a hand-written entry, checked for size and control characters."""
     kind = section(section_name).kind if section_name in section_names() else None
@@ -274,6 +325,11 @@ def manual_item(section_name: str, text: str, *, error: str | None = None, solut
             )
         if any(ord(ch) < 32 and ch not in "\n\t" for ch in value):
             raise UserError(f"{label} contains control characters", hint="remove them")
+    # Then stripped as every writer strips (the learner too): invisible and bidi characters such as U+202E
+    # gone, and each run of whitespace, a newline included, one space.
+    cleaned = _flat(cleaned)
+    error = _flat(error) if error is not None else None
+    solution = _flat(solution) if solution is not None else None
     if not cleaned:
         raise UserError("entry text is empty", hint="say what the entry should teach")
     if kind == FILES:
@@ -287,8 +343,8 @@ def manual_item(section_name: str, text: str, *, error: str | None = None, solut
     if kind == FAILURES:
         entry: dict[str, Any] = {"issue": cleaned}
         if error:
-            entry["error"] = error.strip()
+            entry["error"] = error
         if solution:
-            entry["solution"] = solution.strip()
+            entry["solution"] = solution
         return entry
     return cleaned

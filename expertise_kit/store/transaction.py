@@ -28,8 +28,10 @@ from expertise_kit.versioning.commit import (
     CommitOutcome,
     Revision,
     commit_revision,
+    drop_reservation,
     pending_revisions,
     record_pending,
+    reserve_pending,
     sync_pending,
 )
 from expertise_kit.versioning.git import open_repo, run_git
@@ -150,18 +152,38 @@ class Transaction:
         if not self.planned or self.dry_run:
             return None
         project = self.store.project
-        for planned in self.planned.values():
-            if planned.write:
-                write_atomic(planned.path, planned.data)
+        revision = self._revision(subject) if self.commit_changes else None
+        if revision is not None:
+            reserve_pending(project, revision)  # on a full disk this fails, before anything is written
+        self._write_files(revision)
         outcome: CommitOutcome | None = None
-        if self.commit_changes:
-            revision = self._revision(subject)
+        if revision is not None:
             outcome = commit_revision(project, revision)
             if outcome.sha is not None or outcome.deferred is None:
                 outcome = self._make_sure_committed(revision, outcome)
             self._publish(revision, outcome)
         self._refresh_cache()
         return outcome
+
+    def _write_files(self, revision: Revision | None) -> None:
+        """Write every planned file. One that can't be written (a full disk) is one line; if it was the
+        first, nothing changed and the reservation is taken back, else the revision stays pending."""
+        written = 0
+        for planned in self.planned.values():
+            if not planned.write:
+                continue
+            try:
+                write_atomic(planned.path, planned.data)
+            except UserError as exc:  # write_atomic's one line: no space, permission denied, ...
+                if written == 0 and revision is not None:
+                    drop_reservation(self.store.project, revision)
+                hint = f"{exc.hint}; " if exc.hint else ""
+                if written == 0:
+                    hint += "nothing was changed"
+                else:
+                    hint += "the files written before it are recorded as pending (see `expertise history`)"
+                raise UserError(exc.message, path=exc.path, line=exc.line, hint=hint) from None
+            written += 1
 
     def _publish(self, revision: Revision, outcome: CommitOutcome) -> None:
         """Apply this revision to the shared layer (``versioning.shared``), so every other worktree and

@@ -33,6 +33,8 @@ __all__ = [
     "sync_pending",
     "pending_revisions",
     "record_pending",
+    "reserve_pending",
+    "drop_reservation",
     "trailer_value",
     "TRAILER_PREFIX",
     "commit_exported",
@@ -69,6 +71,9 @@ class Revision:
     written: dict[str, str] = field(default_factory=dict)
     motion: str = ""
     counts: dict[str, int] = field(default_factory=dict)  # extra trailers: `Expertise-Helpful: 2`
+    # Set when the record was written ahead of the files (``reserve_pending``): a later record with the same
+    # key replaces it, and the commit that makes this revision does not count it as an earlier one.
+    key: str = ""
 
     def __post_init__(self) -> None:
         if self.change not in CHANGE_TYPES:
@@ -102,10 +107,65 @@ def pending_revisions(project: Project) -> list[Revision]:
                 revisions.append(Revision(**json.loads(line)))
             except (ValueError, TypeError):
                 continue  # a torn line from a killed writer: the files themselves still get committed
+    latest = {r.key: r for r in revisions if r.key}  # a reservation, then the record that says why
+    revisions = [r for r in revisions if not r.key or latest[r.key] is r]
     return sorted(revisions, key=lambda r: r.time)
 
 
+_UNFINISHED = "its commit did not finish"
+
+
+def reserve_pending(project: Project, revision: Revision) -> None:
+    """Record ``revision`` as pending before its files are written, so that a commit that then fails for
+    want of space (or a process killed before it commits) still leaves the revision on record: on a full
+    disk, the record written after the failed commit would fail too, and the next revision would sweep
+    the file in under trailers that don't list its entries. The commit that makes it clears it.
+
+    Raises ``UserError`` when even this can't be written: nothing has been changed yet.
+    """
+    import secrets
+
+    revision.key = revision.key or secrets.token_hex(8)
+    try:
+        _append_pending(project, revision, _UNFINISHED)
+    except OSError as exc:
+        from expertise_kit.versioning.git import NO_SPACE_HINT, no_space
+
+        target = _pending_files(project)[0]
+        if no_space(exc):
+            raise UserError(
+                "no space left on device", path=target, hint=f"{NO_SPACE_HINT}; nothing was changed"
+            ) from None
+        raise UserError(f"can't be written: {exc.strerror or exc}", path=target, hint="nothing was changed") from None
+
+
+def drop_reservation(project: Project, revision: Revision) -> None:
+    """Take back ``reserve_pending``'s record when none of the revision's files were written after all."""
+    target = _pending_files(project)[0]
+    try:
+        lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
+    except OSError:
+        return
+    kept = [line for line in lines if f'"key": "{revision.key}"' not in line]
+    try:
+        if kept:
+            target.write_text("".join(kept), encoding="utf-8")
+        else:
+            target.unlink()
+    except OSError:
+        pass  # it stays pending; the next revision commits nothing new for it
+
+
 def record_pending(project: Project, revision: Revision, reason: str) -> None:
+    try:
+        _append_pending(project, revision, reason)
+    except OSError:
+        if not revision.key:
+            raise
+        # Reserved before the write: that record stands (with a vaguer reason), and the revision is pending.
+
+
+def _append_pending(project: Project, revision: Revision, reason: str) -> None:
     revision.time = revision.time or iso(clock.now())
     revision.reason = reason
     target = _pending_files(project)[0]
@@ -247,13 +307,18 @@ def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
         return CommitOutcome(
             deferred=reason, hint="it will be committed by the next change or `expertise history --sync`"
         )
-    pending = pending_revisions(project)
+    pending = [p for p in pending_revisions(project) if not (revision.key and p.key == revision.key)]
     try:
         sha = _commit(project, revision, pending)
     except GitError as exc:
+        from expertise_kit.versioning.git import NO_SPACE_HINT, short_of_space
+
+        message, advice = exc.message, exc.hint
+        if advice != NO_SPACE_HINT and short_of_space(project.git.git_dir):
+            message, advice = f"no space left on device: {message}", NO_SPACE_HINT
         record_pending(project, revision, exc.stderr.strip().splitlines()[0] if exc.stderr.strip() else str(exc))
-        hint = f"{exc.hint or 'fix that'}, then run `expertise history --sync`"
-        return CommitOutcome(deferred=exc.message, hint=hint)
+        hint = f"{advice or 'fix that'}, then run `expertise history --sync`"
+        return CommitOutcome(deferred=message, hint=hint)
     except Exception as exc:
         # No git executable: GitPython fails to load (ImportError, our UserError) or to spawn git
         # (its GitCommandNotFound). The file is written; the revision waits for git.

@@ -18,7 +18,10 @@ from expertise_kit.errors import UserError
 if TYPE_CHECKING:
     from git import Repo
 
-__all__ = ["GitError", "GitResult", "open_repo", "run_git", "SAFE_CONFIG", "GIT_TIMEOUT_SECONDS"]
+__all__ = [
+    "GitError", "GitResult", "open_repo", "run_git", "SAFE_CONFIG", "GIT_TIMEOUT_SECONDS", "NO_SPACE_HINT",
+    "NO_SPACE_MARKERS", "no_space", "short_of_space",
+]  # fmt: skip
 
 GIT_TIMEOUT_SECONDS = 60
 # -c settings for every command we run. hooksPath=/dev/null means git finds no hooks at all: a user's
@@ -34,8 +37,14 @@ SAFE_CONFIG: tuple[str, ...] = (
 )  # fmt: skip
 
 
-# Refusals whose fix is the user's, with what to do about them.
+# What git says when the disk is full: "No space left on device" (strerror), or "Out of diskspace" when
+# it fails to write an object or the index.lock (which must not read as a lock held by someone).
+NO_SPACE_MARKERS = ("no space left on device", "out of diskspace", "disk quota exceeded")
+NO_SPACE_HINT = "the disk is full: free some space"
+
+# Refusals whose fix is the user's, with what to do about them; the first that matches is given.
 _HINTS: tuple[tuple[str, str], ...] = (
+    *((marker, NO_SPACE_HINT) for marker in NO_SPACE_MARKERS),
     ("dubious ownership", "the repository belongs to another user; if you trust it, run "
      "`git config --global --add safe.directory {path}`"),
     ("not a git repository", "run it inside a git work tree, or `git init` first"),
@@ -58,11 +67,32 @@ class GitError(UserError):
         hint = next((advice for marker, advice in _HINTS if marker in text), None)
         if hint is not None:
             hint = hint.replace("{path}", str(cwd) if cwd is not None else "<path>")
+        cause = "no space left on device: " if any(marker in text for marker in NO_SPACE_MARKERS) else ""
         super().__init__(
-            f"`git {' '.join(argv[:3])}{' ...' if len(argv) > 3 else ''}` exited {status}: {first or 'no output'}",
+            f"{cause}`git {' '.join(argv[:3])}{' ...' if len(argv) > 3 else ''}` exited {status}: "
+            f"{first or 'no output'}",
             path=cwd,
             hint=hint,
         )
+
+
+def short_of_space(path: Path) -> bool:
+    """Whether the filesystem holding ``path`` is (nearly) full: git's own words don't always say so
+    ("couldn't write '.git/refs/heads/main.lock'" when the ref lock finds no room)."""
+    import os
+
+    try:
+        found = os.statvfs(path)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < 1024 * 1024
+
+
+def no_space(exc: OSError) -> bool:
+    """Whether ``exc`` is a full disk (or quota)."""
+    import errno
+
+    return exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
 class GitResult:

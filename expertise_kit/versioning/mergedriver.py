@@ -170,13 +170,28 @@ def _quick(
     return done  # type: ignore[no-any-return]
 
 
+def _read_side(path: Path, side: str, name: str | None) -> str:
+    """One side's text. Git hands the driver temp files (``.merge_file_0EjNA1``) that are gone when it
+    returns, so an error names the path being merged (``%P``) and the side, not the temp file."""
+    try:
+        return read_text_file(path)
+    except UserError as exc:
+        if not name:
+            raise
+        message = f"{side} side ({_SIDES[side]}): {exc.message}"
+        raise UserError(message, path=name, line=exc.line, hint=exc.hint) from None
+
+
+_SIDES = {"base": "the common ancestor, %O", "ours": "this branch, %A", "theirs": "the branch merged in, %B"}
+
+
 def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, start: Path) -> DriverOutcome:
     """Merge ``ours`` and ``theirs`` against ``base`` into ``ours``. A file that can't be read at all
     raises its ``UserError`` and leaves ``ours`` as it was (git then records a conflict)."""
     from expertise_kit.store import Store
 
     shown = name or str(ours)
-    texts = [read_text_file(path) for path in (base, ours, theirs)]
+    texts = [_read_side(path, side, name) for path, side in ((base, "base"), (ours, "ours"), (theirs, "theirs"))]
     project = _project(start)
     config = _config(project)
     domain = _domain_of(name)

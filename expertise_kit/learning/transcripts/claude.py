@@ -77,13 +77,22 @@ def _exit_code(text: str, extra: Any) -> int | None:
     return None
 
 
+# Claude Code's own words (a refusal, an interrupt) open the result they make up; a successful result is
+# looked at only this far for them. A Read's result is a whole file, ten thousand of them are most of a
+# long session's bytes, and a marker deep inside one is the file's text, not Claude Code speaking.
+_MARKER_HEAD = 4000
+
+
 def _apply_result(block: dict[str, Any], call: ToolCall, extra: Any) -> None:
-    text = _text_of(block.get("content")).replace("<tool_use_error>", "").replace("</tool_use_error>", "")
+    text = _text_of(block.get("content"))
+    if "tool_use_error>" in text:
+        text = text.replace("<tool_use_error>", "").replace("</tool_use_error>", "")
     call.exit_code = _exit_code(text, extra)
     failed = bool(block.get("is_error")) or (call.exit_code not in (None, 0))
     if isinstance(extra, dict) and extra.get("interrupted") is True:
         call.interrupted = True
-    if any(marker in text for marker in _NOT_A_FAILURE):
+    looked = text if failed or len(text) <= _MARKER_HEAD else text[:_MARKER_HEAD]
+    if any(marker in looked for marker in _NOT_A_FAILURE):
         call.interrupted = True
     call.ok = not failed
     if failed:
