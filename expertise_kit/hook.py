@@ -357,7 +357,7 @@ def _select(
         result = (
             for_prompt(
                 cache, searched, task=task, files=files, routing=routing, exclude=exclude, now=now, load=load,
-                max_chars=budget,
+                contend=lambda names: load(names, uncontended_domains), max_chars=budget,
             )
             if budget >= MIN_PROMPT_CHARS
             else RenderResult("", searched)

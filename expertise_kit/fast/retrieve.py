@@ -297,12 +297,14 @@ def for_prompt(
     max_chars: int = PROMPT_CHARS,
     now: float = 0.0,
     load: Callable[[list[str]], list[str]] | None = None,
+    contend: Callable[[list[str]], list[str]] | None = None,
 ) -> RenderResult:
     """The entries of ``domains`` relevant to ``task`` and ``files``, best first, within ``max_chars``.
 
     Scoring reads only each domain's postings, word counts and paths (the cache index holds them); the
     entries themselves are read through ``load`` (which returns the domains it could not read) for the
-    domains where something passed the floor. Without ``load``, the entries must already be there.
+    domains where something passed the floor, and the task's own domains' essentials contenders (where
+    its standing fix is) through ``contend``. Without them, the entries must already be there.
     """
     exclude = exclude or set()
     routing = routing or []
@@ -363,9 +365,11 @@ def for_prompt(
     keyed.sort()
     chosen = {row[2]: relevance[row[2]] for row in keyed[:CANDIDATES]}
     where = {row[2]: (row[3], row[4]) for row in keyed[:CANDIDATES]}
-    if load is not None:  # the winners' domains, and the task's own (its standing fix)
-        unreadable = set(load([present[position] for position in sorted({*(p for p, _ in where.values()), *routed})]))
+    if load is not None:
+        unreadable = set(load([present[position] for position in sorted({p for p, _ in where.values()})]))
         where = {i: (p, local) for i, (p, local) in where.items() if present[p] not in unreadable}
+    if contend is not None:  # the task's own domains' few essentials contenders: where its standing fix is
+        contend([present[p] for p in sorted(routed) if "entries" not in parts[p]])
     standing = _standing_fix([parts[p] for p in sorted(routed)], exclude)
     ranked = []
     for index, (position, local) in where.items():
