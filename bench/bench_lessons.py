@@ -67,7 +67,6 @@ class SeriesFigures:
     judged: int = 0
     chars: list[int] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
-    reachable_missed: int = 0  # prompts whose helping lesson was stored, yet not shown
     unhelped: list[str] = field(default_factory=list)
 
 
@@ -151,8 +150,6 @@ def run_series(spec: dict[str, Any], verdicts: dict[str, str]) -> SeriesFigures:
                 stored = [h["id"] for h in helpers if h["id"] in figures.captured]
                 where = f" (stored but not shown: {', '.join(stored)})" if stored else ""
                 figures.unhelped.append(prompt["prompt"][:100] + where)
-                if stored:
-                    figures.reachable_missed += 1
         for record in records:
             if record.get("section") == "learned_from_failures" and record.get("solution"):
                 key = fix_key(record)

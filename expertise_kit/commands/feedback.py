@@ -24,6 +24,7 @@ def feedback(start: Path, entry_id: str, helpful: bool, harmful: bool, note: str
     For people and for agents: an entry with strong harmful evidence sinks in what agents are shown, and
     the line cap prunes it first.
     """
+    from expertise_kit.api import feedback_record
     from expertise_kit.store.feedback import record_feedback
 
     if helpful and harmful:
@@ -33,11 +34,7 @@ def feedback(start: Path, entry_id: str, helpful: bool, harmful: bool, note: str
     verdict = "helpful" if helpful else "harmful"
     result = record_feedback(open_store(start), entry_id, verdict, note)
     if as_json:
-        echo_json({
-            "domain": result.domain, "id": result.entry, "section": result.section, "text": result.text,
-            "verdict": result.verdict, "count": result.count,
-            "commit": result.commit.sha if result.commit else None,
-        })  # fmt: skip
+        echo_json(feedback_record(result))
         return
     click.echo(f"{result.verdict} +1 ({result.count}) on {result.entry} in {result.domain}: {result.text[:80]}")
     report_commit(result.commit)

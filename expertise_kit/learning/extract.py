@@ -385,7 +385,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
             excerpt = str(getattr(call, "excerpt", "") or "").strip()
             for path in call.modifies:
                 shown = ctx.rel.get(path, PurePosixPath(path).name)
-                edits.append((call, f"changed {shown}: `{ctx.clean(excerpt, 120)}`" if excerpt else f"edited {shown}"))
+                edits.append((call, _change_said(shown, excerpt, ctx)))
         elif call.command and _helps_fix(call.command):
             commands.append((call.command, f"ran `{ctx.first_line(call.command, 80)}`"))
     return _unconfirmed(failed, later, _explanation(texts[:1], failed, ctx), ctx)
@@ -444,6 +444,11 @@ def _same_arguments(failed: ToolCall, call: ToolCall) -> bool:
         return False
     before, after = _words_of(failed.command), _words_of(call.command)
     return len(before) > 1 and before[1:] == after[1:]
+
+
+def _change_said(shown: str, excerpt: str, ctx: _Context, limit: int = 120) -> str:
+    """An edit as a solution says it: the file and a head of its new lines, or only the file."""
+    return f"changed {shown}: `{ctx.clean(excerpt, limit)}`" if excerpt else f"edited {shown}"
 
 
 def _join(*parts: str) -> str | None:
@@ -584,7 +589,7 @@ def _about(sentence: str, failed: ToolCall) -> str:
 def _unconfirmed(failed: ToolCall, later: list[ToolCall], said: str, ctx: _Context) -> str | None:
     """The fix of a failure the session never ran again: the first edit made after it, when it changed a
     file the error names (a traceback's file, a compiler's path) and no other program ran in between."""
-    named = {PurePosixPath(p).name for p in _NAMED_FILE.findall(failed.error or "")}
+    named = _named_files(failed)
     if not named:
         return None
     for call in later:
@@ -1025,7 +1030,7 @@ def _edits_after(session: Session, cause: str, ctx: _Context) -> list[str]:
         if call.ok is True and call.modifies:
             excerpt = str(getattr(call, "excerpt", "") or "").strip()
             shown = ctx.rel.get(call.modifies[0], PurePosixPath(call.modifies[0]).name)
-            return [f"changed {shown}: `{ctx.clean(excerpt, 100)}`" if excerpt else f"edited {shown}"]
+            return [_change_said(shown, excerpt, ctx, 100)]
     return []
 
 
