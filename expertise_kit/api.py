@@ -141,9 +141,17 @@ def scrub_entry(
 
 
 def add_entry(
-    store: Store, domain: str, section: str, text: str, *, error: str | None = None, solution: str | None = None
+    store: Store,
+    domain: str,
+    section: str,
+    text: str,
+    *,
+    error: str | None = None,
+    solution: str | None = None,
+    session: str | None = None,
 ) -> tuple[WriteResult, dict[str, int]]:
-    """A hand-written entry added as one revision, scrubbed first; and the secrets scrubbed, by kind."""
+    """An entry added as one revision, scrubbed first; and the secrets scrubbed, by kind. Hand-written, or
+    with ``session``, written by the agent of that session (``source: agent``, docs/reflect.md)."""
     from expertise_kit.document.names import normalise_section
     from expertise_kit.store import manual_item
 
@@ -151,7 +159,26 @@ def add_entry(
     if (error or solution) and key != "learned_from_failures":
         raise UserError("error and solution only apply to learned_from_failures", hint="leave them out")
     text, error, solution, redacted = scrub_entry(text, error, solution)
-    result = store.add_items(domain, [(key, manual_item(key, text, error=error, solution=solution))])
+    item = manual_item(key, text, error=error, solution=solution)
+    if session is None:
+        return store.add_items(domain, [(key, item)]), redacted
+    from expertise_kit.hook import session_key
+    from expertise_kit.learning.reflect import note_written
+    from expertise_kit.vocab import FILES, TEXT
+    from expertise_kit.vocab import section as section_of
+
+    if session_key({"session_id": session}) != session:
+        raise UserError(
+            f"{session[:80]!r} is not a session id",
+            hint="pass the id the reflection request gave (letters, digits, -_.)",
+        )
+    moment = clock.iso(clock.now())
+    kind = section_of(key).kind
+    raw = {"path": item} if kind == FILES else {"text": item} if kind == TEXT else dict(item)
+    raw.update({"source": "agent", "sessions": [session], "first_seen": moment, "last_seen": moment})
+    result = store.add_agent_lesson(domain, key, raw, session)
+    if result.added:
+        note_written(str(store.project.expertise_dir), session, result.added)
     return result, redacted
 
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.schema_errors import raise_first_error
-from expertise_kit.document.yamlio import line_of, load_yaml_file
+from expertise_kit.document.yamlio import LoadedYaml, line_of, load_yaml_file
 from expertise_kit.errors import UserError
 from expertise_kit.vocab import (
     DEFAULT_DOMAINS,
@@ -22,8 +23,9 @@ from expertise_kit.vocab import (
 )
 
 DEFAULT_CORE_FILES_MAX = 5
+REFLECT_MODES = ("off", "failures", "always")  # docs/reflect.md
 
-__all__ = ["Config", "DomainRules", "load_config", "CONFIG_NAME", "CONFIG_TEMPLATE"]
+__all__ = ["Config", "DomainRules", "load_config", "set_reflect", "CONFIG_NAME", "CONFIG_TEMPLATE", "REFLECT_MODES"]
 
 CONFIG_NAME = "config.yaml"
 
@@ -33,6 +35,7 @@ line_cap: {DEFAULT_LINE_CAP}  # lines per domain file; learned entries are prune
 failure_retention_days: {DEFAULT_RETENTION_DAYS}  # `expertise validate` prunes failures not seen for this long
 core_files_max: {DEFAULT_CORE_FILES_MAX}  # learned key files a domain: edited in 2+ sessions, or central in history
 shared_layer: true  # every worktree and branch reads what the others learned, via refs/expertise/shared
+reflect: off  # at a session's end, ask the agent once to write its lessons: off, failures or always (docs/reflect.md)
 # The seven built-in domains ({", ".join(DEFAULT_DOMAINS)}) always exist.
 # Add your own here, or extend a built-in domain's rules. For example:
 #   payments:
@@ -53,12 +56,20 @@ class _DomainRulesModel(BaseModel):
     description: str = ""
 
 
+def _reflect_mode(value: Any) -> Any:
+    # `reflect: no` or `false` (YAML 1.1 habits) mean off; `true` the default mode.
+    if isinstance(value, bool):
+        return "failures" if value else "off"
+    return value
+
+
 class _ConfigModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     line_cap: int = Field(DEFAULT_LINE_CAP, ge=50, le=100_000)
     failure_retention_days: int = Field(DEFAULT_RETENTION_DAYS, ge=1, le=36_500)
     core_files_max: int = Field(DEFAULT_CORE_FILES_MAX, ge=0, le=1000)
     shared_layer: bool = True
+    reflect: Annotated[Literal["off", "failures", "always"], BeforeValidator(_reflect_mode)] = "off"
     domains: dict[str, _DomainRulesModel] = Field(default_factory=dict)
 
 
@@ -77,6 +88,7 @@ class Config:
     domains: dict[str, DomainRules] = field(default_factory=dict)
     shared_layer: bool = True
     core_files_max: int = DEFAULT_CORE_FILES_MAX
+    reflect: str = "off"
 
     @property
     def domain_names(self) -> tuple[str, ...]:
@@ -106,7 +118,10 @@ def load_config(expertise_dir: Path) -> Config:
     path = expertise_dir / CONFIG_NAME
     if not os.path.lexists(path):  # a broken link or a symlink loop is refused by the reader, not skipped
         return Config.default()
-    loaded = load_yaml_file(path)
+    return _config_of(load_yaml_file(path), path)
+
+
+def _config_of(loaded: LoadedYaml, path: Path) -> Config:
     data: Any = loaded.plain
     domains = data.get("domains")
     if domains is None:
@@ -123,5 +138,32 @@ def load_config(expertise_dir: Path) -> Config:
     except ValidationError as exc:
         raise_first_error(exc, loaded)
     return Config(
-        model.line_cap, model.failure_retention_days, _merge(model.domains), model.shared_layer, model.core_files_max
+        model.line_cap, model.failure_retention_days, _merge(model.domains), model.shared_layer, model.core_files_max,
+        model.reflect,
     )
+
+_REFLECT_LINE = re.compile(r"^reflect:[ \t]*([^#\n]*?)[ \t]*(#.*)?$", re.M)
+
+
+def set_reflect(expertise_dir: Path, mode: str) -> bool:
+    """Set ``reflect:`` in config.yaml to ``mode``, editing only that line (or adding it); whether the file
+    changed. Nothing is written unless the edited text loads, with that mode."""
+    if mode not in REFLECT_MODES:
+        raise UserError(f"reflect must be one of {', '.join(REFLECT_MODES)}, not {mode!r}")
+    path = expertise_dir / CONFIG_NAME
+    if load_config(expertise_dir).reflect == mode:
+        return False
+    from expertise_kit.document.atomic import write_atomic
+    from expertise_kit.document.yamlio import parse_yaml_text, read_text_file
+
+    text = read_text_file(path) if os.path.lexists(path) else CONFIG_TEMPLATE
+    found = _REFLECT_LINE.search(text)
+    if found:
+        comment = f"  {found.group(2)}" if found.group(2) else ""
+        text = f"{text[: found.start()]}reflect: {mode}{comment}{text[found.end() :]}"
+    else:
+        text = f"{text}{'' if text.endswith(chr(10)) or not text else chr(10)}reflect: {mode}\n"
+    if _config_of(parse_yaml_text(text, path), path).reflect != mode:
+        raise UserError("`reflect:` could not be set here", path=path, hint=f"set `reflect: {mode}` by hand")
+    write_atomic(path, text.encode("utf-8"))
+    return True

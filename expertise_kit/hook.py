@@ -1,8 +1,10 @@
-"""The agent hook entry points: ``expertise-hook pre|post --agent NAME`` (the console script for ``main``).
+"""The agent hook entry points: ``expertise-hook pre|post|reflect --agent NAME`` (the console script for
+``main``).
 
 ``pre`` runs on every prompt, so it imports only the standard library and this package's light modules
 (classify, render, cache): no git, YAML, pydantic or click. ``post`` learns from the session transcript.
-Both never break the agent: on any problem they print nothing on stdout, one line on stderr, exit 0.
+``reflect`` (opt-in, docs/reflect.md) may send the agent back once at a turn's end to write its lessons.
+None ever breaks the agent: on any problem they print nothing on stdout, one line on stderr, exit 0.
 """
 
 from __future__ import annotations
@@ -189,6 +191,16 @@ def _emit(agent: str, event: str, text: str) -> None:
             '{"hookSpecificOutput": {"hookEventName": ' + quote(event) + ', "additionalContext": ' + quote(text) + "}}"
         )
     sys.stdout.write(payload + "\n")
+
+
+def _send_back(reason: str) -> None:
+    """Keep the agent going with ``reason`` as its next instruction: the end-of-turn answer Claude Code's
+    and Codex's ``Stop`` and Gemini CLI's ``AfterAgent`` read."""
+    global _SPOKE
+    _SPOKE = True
+    from expertise_kit.fast.fastjson import quote
+
+    sys.stdout.write('{"decision": "block", "reason": ' + quote(reason) + "}\n")
 
 
 def pre_task(agent: str, payload: dict[str, Any]) -> str | None:
@@ -426,8 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         mode = args[0] if args else ""
         agent = args[args.index("--agent") + 1] if "--agent" in args else "claude-code"
-        if mode not in ("pre", "post") or agent not in agent_names():
-            raise Quiet(f"usage: expertise-hook pre|post --agent {'|'.join(agent_names())}")
+        if mode not in ("pre", "post", "reflect") or agent not in agent_names():
+            raise Quiet(f"usage: expertise-hook pre|post|reflect --agent {'|'.join(agent_names())}")
         quiet = _agent(agent).quiet_stdout
         raw = _read_stdin()
         from expertise_kit.fast.fastjson import loads
@@ -440,6 +452,10 @@ def main(argv: list[str] | None = None) -> int:
             raise Quiet("hook input is not a JSON object")
         if mode == "pre":
             note = pre_task(agent, payload)
+        elif mode == "reflect":  # opt-in, at a turn's end
+            from expertise_kit.learning.reflect import reflect_stop
+
+            note = reflect_stop(agent, payload, _send_back)
         else:  # in a module of its own: the pre-task hook, run on every prompt, doesn't load it
             from expertise_kit.learning.session_end import post_session
 

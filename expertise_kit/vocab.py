@@ -217,12 +217,15 @@ class Agent:
     - ``jsonc``: the agent reads its settings as JSON with comments (Gemini CLI), so ours may hold them.
     - ``positional_trust``: the agent keys its trust in a hook by the hook's position (Codex), so removing
       ours must not move a user's hook: an emptied group stays as ``{"hooks": []}``.
+    - ``reflect_event``: the end-of-turn event whose hook can send the agent back with a reason
+      (``{"decision": "block", "reason": ...}``), for ``--reflect`` (docs/reflect.md); None where the agent
+      has none we could check, and ``reflect_note`` says why.
     """
 
     __slots__ = (
         "name", "settings", "style", "start_event", "prompt_event", "end_events", "output", "timeout_unit",
         "timeout_caps", "end_per_turn", "cwd_fields", "quiet_stdout", "version_args", "trust_step", "learning",
-        "positional_trust", "jsonc",
+        "positional_trust", "jsonc", "reflect_event", "reflect_note",
     )  # fmt: skip
 
     def __init__(
@@ -245,6 +248,8 @@ class Agent:
         learning: str | None = None,
         positional_trust: bool = False,
         jsonc: bool = False,
+        reflect_event: str | None = None,
+        reflect_note: str = "",
     ) -> None:
         self.name = name
         self.settings = settings
@@ -263,19 +268,24 @@ class Agent:
         self.learning = learning
         self.positional_trust = positional_trust
         self.jsonc = jsonc
+        self.reflect_event = reflect_event
+        self.reflect_note = reflect_note
 
 
 AGENTS: tuple[Agent, ...] = (
     Agent("claude-code", ".claude/settings.json", "nested", "SessionStart", "UserPromptSubmit", ("SessionEnd",),
           "hookSpecificOutput", timeout_caps={"SessionEnd": 60}, version_args=("claude", "--version"),
+          reflect_event="Stop",
           trust_step="start `claude` in the project once and accept the folder trust prompt (`claude -p` "
                      "does not ask)"),
     Agent("codex", ".codex/hooks.json", "nested", "SessionStart", "UserPromptSubmit", ("Stop",),
           "hookSpecificOutput", end_per_turn=True, version_args=("codex", "--version"), positional_trust=True,
+          reflect_event="Stop",
           trust_step="run `codex` in the project once, trust the folder, and trust the hooks when it asks "
                      "(\"Hooks need review\", or /hooks): `codex exec` skips untrusted hooks without a word"),
     Agent("gemini", ".gemini/settings.json", "nested", "SessionStart", "BeforeAgent", ("SessionEnd",),
           "hookSpecificOutput", timeout_unit="ms", quiet_stdout="{}", version_args=("gemini", "--version"), jsonc=True,
+          reflect_event="AfterAgent",
           trust_step="start `gemini` in the project once and trust the folder (or set "
                      "GEMINI_CLI_TRUST_WORKSPACE=true): an untrusted folder's project hooks never run"),
     Agent("cursor", ".cursor/hooks.json", "flat", "sessionStart", None, ("stop",), "additional_context",
@@ -283,7 +293,9 @@ AGENTS: tuple[Agent, ...] = (
           learning="Cursor's transcript records no tool results, so its failures and fixes can't be learned: "
                    "only the task and the files it edited are (its CLI hands hooks no transcript_path, so the "
                    "transcript is found by conversation id under ~/.cursor/projects; `stop` does not fire "
-                   "under `cursor-agent -p`)"),
+                   "under `cursor-agent -p`)",
+          reflect_note="Cursor's `stop` hook can't be checked here: its CLI is not published on npm and `stop` "
+                       "does not fire under `cursor-agent -p`, so --reflect is not offered for Cursor"),
 )  # fmt: skip
 
 

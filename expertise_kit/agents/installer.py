@@ -1,6 +1,6 @@
 """Writing our hooks into each agent's settings file, recognisably, repeatably and reversibly.
 
-The command we write is the same on every machine: ``expertise-hook pre|post --agent NAME``, found on
+The command we write is the same on every machine: ``expertise-hook pre|post|reflect --agent NAME``, found on
 PATH when the hook runs, behind a guard that makes it do nothing where it isn't installed. So the project's
 settings file can be committed: a teammate without expertise_kit gets no error and no output, one with it
 gets the hooks, and nobody's venv path lands in the repo (nor churns it, nor revokes Codex's trust in the
@@ -24,7 +24,10 @@ from expertise_kit.agents.settingsfile import Settings, read_settings, write_set
 from expertise_kit.errors import UserError
 from expertise_kit.vocab import Agent
 
-__all__ = ["AGENTS", "MARK", "PROGRAM", "InstallResult", "install_hooks", "uninstall_hooks", "hook_command", "ours"]
+__all__ = [
+    "AGENTS", "MARK", "PROGRAM", "InstallResult", "install_hooks", "reflect_unavailable", "uninstall_hooks",
+    "hook_command", "ours",
+]  # fmt: skip
 
 MARK = "expertise_kit.hook"
 PROGRAM = "expertise-hook"  # the console script: expertise_kit.hook:main
@@ -33,7 +36,8 @@ PROGRAM = "expertise-hook"  # the console script: expertise_kit.hook:main
 AGENTS: dict[str, Agent] = {spec.name: spec for spec in vocab.AGENTS}
 # Seconds. The post hook only queues the session for a detached learner, so it needs far less than the
 # 60 s Claude Code allows at SessionEnd; a cap an agent imposes is respected anyway (``timeout_caps``).
-_TIMEOUTS = {"pre": 10, "post": 30}
+_TIMEOUTS = {"pre": 10, "post": 30, "reflect": 30}
+MODES = tuple(_TIMEOUTS)
 
 
 @dataclass
@@ -71,8 +75,8 @@ def _write(settings: Settings) -> None:
 
 
 def ours(hook: Any) -> str | None:
-    """The mode ("pre" or "post") of a hook object that runs exactly a command we write, else None; a
-    user's command that mentions us is theirs."""
+    """The mode ("pre", "post" or "reflect") of a hook object that runs exactly a command we write, else
+    None; a user's command that mentions us is theirs."""
     if not isinstance(hook, dict):
         return None
     command = hook.get("command")
@@ -82,7 +86,7 @@ def ours(hook: Any) -> str | None:
         words = shlex.split(command)
     except ValueError:  # unbalanced quotes: not something we wrote
         return None
-    for mode in ("pre", "post"):
+    for mode in MODES:
         for agent in AGENTS:
             if command == hook_command(mode, agent) or (words and command in _legacy_commands(mode, agent, words[0])):
                 return mode
@@ -98,13 +102,12 @@ def _groups(entries: list[Any]) -> list[list[Any]]:
     return [g["hooks"] for g in entries if isinstance(g, dict) and isinstance(g.get("hooks"), list)]
 
 
-def _wanted(agent: str, spec: Agent) -> list[tuple[str, str, str]]:
+def _wanted(agent: str, spec: Agent, reflect: bool = False) -> list[tuple[str, str, str]]:
     pre = (spec.start_event, *((spec.prompt_event,) if spec.prompt_event else ()))
-    return [
-        (event, mode, hook_command(mode, agent))
-        for mode, events in (("pre", pre), ("post", spec.end_events))
-        for event in events
-    ]
+    modes = [("pre", pre), ("post", spec.end_events)]
+    if reflect and spec.reflect_event:
+        modes.append(("reflect", (spec.reflect_event,)))
+    return [(event, mode, hook_command(mode, agent)) for mode, events in modes for event in events]
 
 
 def timeout_for(spec: Agent, mode: str, event: str) -> int:
@@ -128,7 +131,7 @@ def _merge(path: Path, hooks: dict[str, Any], wanted: list[tuple[str, str, str]]
         if not isinstance(entries, list):
             raise UserError(f"hooks.{event} is not a list", path=path, hint=_UNCHANGED)
         flat = [h for group in _groups(entries) for h in group] if nested else entries
-        mine = [h for h in flat if _ours(h)]
+        mine = [h for h in flat if ours(h) == mode]  # Codex's Stop holds our post and reflect hooks
         for hook in mine:
             if hook.get("command") != command:
                 hook["command"] = command
@@ -143,8 +146,18 @@ def _merge(path: Path, hooks: dict[str, Any], wanted: list[tuple[str, str, str]]
     return changed
 
 
-def install_hooks(root: Path, agent: str) -> InstallResult:
+def reflect_unavailable(spec: Agent) -> None:
+    """Refuse ``--reflect`` for an agent whose end-of-turn hook can't send it back (or that we could not check)."""
+    if spec.reflect_event is None:
+        raise UserError(f"--reflect is not available for {spec.name}: {spec.reflect_note}", hint="leave it out")
+
+
+def install_hooks(root: Path, agent: str, *, reflect: bool = False) -> InstallResult:
+    """Our hooks in the agent's settings; with ``reflect``, the end-of-turn hook of docs/reflect.md too (an
+    install without it leaves one already there: ``reflect: off`` in config.yaml turns it off)."""
     spec = AGENTS[agent]
+    if reflect:
+        reflect_unavailable(spec)
     path = root / spec.settings
     settings = _read(path, comments=spec.jsonc)
     data = settings.data
@@ -153,7 +166,7 @@ def install_hooks(root: Path, agent: str) -> InstallResult:
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise UserError("`hooks` is not an object", path=path, hint=_UNCHANGED)
-    wanted = _wanted(agent, spec)
+    wanted = _wanted(agent, spec, reflect)
     changed = _merge(path, hooks, wanted, spec)
     if changed:
         _write(settings)

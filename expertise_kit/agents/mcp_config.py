@@ -16,7 +16,7 @@ from typing import Any
 from expertise_kit.agents.installer import InstallResult, _read, _write
 from expertise_kit.errors import UserError
 
-__all__ = ["MCP_CONFIGS", "SERVER_NAME", "PROGRAM", "install_mcp", "uninstall_mcp", "our_server"]
+__all__ = ["MCP_CONFIGS", "SERVER_NAME", "PROGRAM", "install_mcp", "registered", "uninstall_mcp", "our_server"]
 
 MCP_CONFIGS = {"claude-code": ".mcp.json", "cursor": ".cursor/mcp.json", "gemini": ".gemini/settings.json"}
 SERVER_NAME = "expertise"
@@ -83,6 +83,16 @@ def check_server_starts(root: Path) -> None:
             hint=f"{MCP_EXTRA_HINT}, then run install again; nothing was changed",
         )
     raise UserError(f"`expertise mcp` can't start here: {probe.detail}", hint="fix that first; nothing was changed")
+
+
+def registered(root: Path, agent: str) -> bool:
+    """Whether the project's MCP config for ``agent`` runs our server (False where we don't edit one)."""
+    relative = MCP_CONFIGS.get(agent)
+    path = root / relative if relative else None
+    if path is None or not path.is_file():
+        return False
+    servers = _read(path, comments=_comments(agent)).data.get("mcpServers")
+    return isinstance(servers, dict) and our_server(servers.get(SERVER_NAME))
 
 
 def install_mcp(root: Path, agent: str) -> InstallResult:

@@ -19,13 +19,19 @@ def hooks() -> None:
 @click.option(
     "--mcp", "with_mcp", is_flag=True, help="Also register `expertise mcp` in the agent's project MCP config."
 )
+@click.option(
+    "--reflect", is_flag=True,
+    help="Also ask the agent, once per session with something to learn, to write its lessons (docs/reflect.md).",
+)  # fmt: skip
 @click.pass_obj
-def install(start: Path, agent: str, with_mcp: bool) -> None:
+def install(start: Path, agent: str, with_mcp: bool, reflect: bool) -> None:
     """Add our hooks to the agent's project settings file.
 
     A pre-task hook renders the expertise for each prompt; a post-session hook learns from the
     transcript. Other settings and hooks are kept; running it twice changes nothing. With --mcp, the
     `expertise` MCP server too (.mcp.json for Claude Code, .cursor/mcp.json, .gemini/settings.json).
+    With --reflect, an end-of-turn hook that sends the agent back once per session to record its
+    lessons, and `reflect: failures` in config.yaml (unless it says `always`).
     """
     from expertise_kit.agents.installer import install_hooks
     from expertise_kit.agents.mcp_config import check_mcp, check_server_starts, install_mcp
@@ -35,7 +41,7 @@ def install(start: Path, agent: str, with_mcp: bool) -> None:
     if with_mcp:
         check_mcp(project.root, agent)  # a refusal comes before anything is written
         check_server_starts(project.root)
-    result = install_hooks(project.root, agent)
+    result = install_hooks(project.root, agent, reflect=reflect)
     where = result.path.relative_to(project.root)
     if result.changed:
         click.echo(f"installed {agent} hooks ({', '.join(result.events)}) in {where}")
@@ -48,7 +54,22 @@ def install(start: Path, agent: str, with_mcp: bool) -> None:
             click.echo(f"registered the expertise MCP server (`expertise mcp`) in {where}")
         else:
             click.echo(f"the expertise MCP server is already registered in {where}; nothing changed")
+    if reflect:
+        turn_on_reflect(project.expertise_dir)
     after_install(agent, with_mcp=with_mcp)
+
+
+def turn_on_reflect(expertise_dir: Path) -> None:
+    """``reflect: failures`` in config.yaml, unless it asks for more already; said once."""
+    from expertise_kit.config import load_config, set_reflect
+
+    if load_config(expertise_dir).reflect != "off":
+        return
+    set_reflect(expertise_dir, "failures")
+    click.echo(
+        "set `reflect: failures` in .expertise/config.yaml: commit it to turn reflection on for the team "
+        "(EXPERTISE_REFLECT=off turns it off for one session)"
+    )
 
 
 def after_install(agent: str, *, with_mcp: bool = False) -> None:

@@ -16,8 +16,12 @@ from expertise_kit.vocab import agent_names
     default=None,
     help="Also install this agent's hooks.",
 )
+@click.option(
+    "--reflect", is_flag=True,
+    help="With --agent: ask the agent, once per session with something to learn, to write its lessons.",
+)  # fmt: skip
 @click.pass_obj
-def init(start: Path, agent: str | None) -> None:
+def init(start: Path, agent: str | None, reflect: bool) -> None:
     """Create .expertise/ with its config and the domain files.
 
     Safe to run again: files that exist are left alone, and missing ones (say, a domain newly added
@@ -26,15 +30,23 @@ def init(start: Path, agent: str | None) -> None:
     """
     from expertise_kit.store.scaffold import initialise
 
+    if reflect and not agent:
+        raise click.UsageError("--reflect needs --agent: it installs that agent's end-of-turn hook")
     project = project_for_init(start)
-    result = initialise(project)
+    if reflect:
+        from expertise_kit.agents.installer import AGENTS, reflect_unavailable
+
+        reflect_unavailable(AGENTS[str(agent)])  # refused before anything is written
+    result = initialise(project, reflect="failures" if reflect else None)
     if agent:
         from expertise_kit.agents.installer import install_hooks
-        from expertise_kit.commands.hooks import after_install
+        from expertise_kit.commands.hooks import after_install, turn_on_reflect
 
-        hooked = install_hooks(project.root, agent)
+        hooked = install_hooks(project.root, agent, reflect=reflect)
         if hooked.changed:
             click.echo(f"installed {agent} hooks in {hooked.path.relative_to(project.root)}")
+        if reflect:
+            turn_on_reflect(project.expertise_dir)  # a config.yaml that was there already
         after_install(agent)
     if result.driver_registered:
         click.echo("registered the merge driver for .expertise/ in this clone's git config")

@@ -25,7 +25,7 @@ def _provenance(item: Item) -> str:
     if not is_learned(item):
         return "hand-written"
     assert not isinstance(item, str)
-    parts = [f"learned x{item.recurrence}"]
+    parts = [f"{'written by the agent' if item.source == 'agent' else 'learned'} x{item.recurrence}"]
     if item.sessions:
         parts.append(f"{len(item.sessions)} session{'s' if len(item.sessions) != 1 else ''}")
     seen = item_last_seen(item)

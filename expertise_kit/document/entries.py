@@ -1,7 +1,8 @@
 """The domain file schema (pydantic v2). It is also what ``expertise schema`` prints.
 
 A list item may be a plain string or a mapping. A plain string is hand-written; a mapping says where it
-came from with ``source`` (``manual`` unless it says ``learned``) and, when learned, carries its
+came from with ``source`` (``manual`` unless it says ``learned``, or ``agent`` when the agent wrote it
+itself at a session's end, docs/reflect.md) and, when learned, carries its
 provenance: the sessions it was seen in, when it was first and last seen, how often it recurred, and
 how often agents found it helpful or harmful.
 """
@@ -48,7 +49,7 @@ __all__ = [
 
 SCHEMA_FILE_NAME = "expertise.schema.json"
 
-Source = Literal["learned", "manual"]
+Source = Literal["learned", "manual", "agent"]
 SessionId = str | int
 NonEmpty = Annotated[str, Field(min_length=1)]
 
@@ -85,7 +86,9 @@ Moment = Annotated[datetime | None, AfterValidator(_as_utc)]
 
 
 class Provenance(_Open):
-    source: Source = Field("manual", description="'learned' when an agent session produced it.")
+    source: Source = Field(
+        "manual", description="'learned' when parsed from an agent session; 'agent' when the agent wrote it itself."
+    )
     sessions: Annotated[
         list[SessionId], BeforeValidator(_none_is_empty, json_schema_input_type=list[SessionId] | None)
     ] = Field(default_factory=list, description="Sessions the entry was seen in, oldest first.")
@@ -204,7 +207,9 @@ def item_id(section_name: str, item: Item) -> str:
 
 
 def is_learned(item: Item) -> bool:
-    return not isinstance(item, str) and item.source == "learned"
+    """Whether a session produced the entry, parsed from its transcript or written by its agent: such
+    entries count recurrences and are pruned before hand-written ones."""
+    return not isinstance(item, str) and item.source in ("learned", "agent")
 
 
 def item_value(item: Item) -> int:

@@ -13,6 +13,7 @@ from expertise_kit.fast.classify import Rules, classify, rules_from
 from expertise_kit.learning.extract import Extraction, Learning, extract, program_kind
 from expertise_kit.learning.held import HeldFailures
 from expertise_kit.learning.quality import rejection_reason
+from expertise_kit.learning.reflect import same_lesson
 from expertise_kit.learning.transcripts import iter_sessions
 from expertise_kit.learning.transcripts.model import safe_session_id
 from expertise_kit.store import MergeResult, Store
@@ -92,11 +93,12 @@ def _route(learning: Learning, rules: dict[str, Rules], primary: str) -> str:
     return classify(learning.text, [], rules).domain
 
 
-def _known_homes(store: Store) -> tuple[dict[str, str], dict[str, int]]:
-    """Every entry id already stored, and the domain holding it (a lesson has one home); and how many
-    learned key files each domain holds."""
+def _known_homes(store: Store) -> tuple[dict[str, str], dict[str, int], dict[str, list[tuple[str, str]]]]:
+    """Every entry id already stored, and the domain holding it (a lesson has one home); how many learned
+    key files each domain holds; and the lessons agents wrote, by session: (id, wording)."""
     homes: dict[str, str] = {}
     files: dict[str, int] = {}
+    by_agent: dict[str, list[tuple[str, str]]] = {}
     for domain in store.config.domains:
         try:
             doc = store.load(domain)
@@ -106,7 +108,21 @@ def _known_homes(store: Store) -> tuple[dict[str, str], dict[str, int]]:
             homes.setdefault(item_id(section_name, item), domain)
             if section_name == FILES and is_learned(item):
                 files[domain] = files.get(domain, 0) + 1
-    return homes, files
+            if not isinstance(item, str) and item.source == "agent":
+                wording = " ".join(str(getattr(item, k, "") or "") for k in _WORDING)
+                for session in item.sessions:
+                    by_agent.setdefault(str(session), []).append((item_id(section_name, item), wording))
+    return homes, files, by_agent
+
+
+_WORDING = ("text", "path", "issue", "error", "solution")
+
+
+def _written_by_agent(learning: Learning, entry: str | None, lessons: list[tuple[str, str]]) -> str | None:
+    """The id of the lesson the session's agent wrote that says what ``learning`` says, if it wrote one:
+    the agent's wording is kept, and the parsed one is not added beside it."""
+    words = " ".join([learning.text, *(str(v) for v in learning.raw.values() if isinstance(v, str))])
+    return next((i for i, wording in lessons if i == entry or same_lesson(words, wording)), None)
 
 
 CENTRAL_TOUCHES = 3  # commits touching a file, among the last HISTORY_DEPTH, that make it central
@@ -122,7 +138,8 @@ def _central_files(store: Store) -> set[str]:
     return {path for path, count in ranked if count >= CENTRAL_TOUCHES}
 
 
-def _identity(learning: Learning) -> str | None:
+def identity(learning: Learning) -> str | None:
+    """The id the learning's entry would have; None if it does not validate."""
     try:
         return item_id(learning.section, parse_item(learning.section, learning.raw))
     except ValueError:
@@ -158,7 +175,7 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
     rules = rules_from(store.config.domains)
     by_domain: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     sessions_by_domain: dict[str, list[str]] = {}
-    homes, file_counts = _known_homes(store)
+    homes, file_counts, by_agent = _known_homes(store)
     room = {d: max(0, store.config.core_files_max - file_counts.get(d, 0)) for d in store.config.domains}
     central: set[str] | None = None
     held = HeldFailures(store.project)
@@ -175,11 +192,14 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
                 {"kind": rejected.kind, "text": rejected.text, "reason": rejected.reason}
             )
         for learning in extraction.learnings:
-            entry = _identity(learning)
+            entry = identity(learning)
             domain = homes.get(entry) if entry else None
             if domain is None:
                 domain = _route(learning, rules, primary)
             reason = rejection_reason(learning.kind, learning.raw)
+            written = _written_by_agent(learning, entry, by_agent.get(str(session.id)) or []) if by_agent else None
+            if written:
+                reason = f"the session's agent wrote this lesson itself ({written})"
             if reason:
                 report.rejected.setdefault(domain, []).append(
                     {"kind": learning.kind, "text": learning.text, "reason": reason}

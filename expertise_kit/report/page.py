@@ -97,6 +97,7 @@ def _summary(data: ReportData) -> str:
         _tile(f"{stopped} of {len(failures)}", "top failures stopped"),
         _tile(f"+{_n(helpful)} / \u2212{_n(harmful)}", "helpful / harmful"),
         _tile(share, "of learned entries corrected"),
+        _tile(_n(stats["reflection"]["entries"]), "entries written by agents"),
         _tile(_n(data.stale_count), "stale entries"),
     ]
     if injected["sessions"]:

@@ -180,6 +180,52 @@ class Store:
             result.commit = tx.commit(subject or f"expertise({domain}): add {_entries(len(result.added))} by hand")
             return result
 
+    def add_agent_lesson(self, domain: str, section_name: str, raw: dict[str, Any], session: str) -> WriteResult:
+        """A lesson the agent wrote for ``session`` (docs/reflect.md), as one ``agent`` revision.
+
+        A learned entry the same session produced that says the same lesson (the same id, or most of its
+        words) becomes this one: the agent's wording, the entry's provenance and counts. A hand-written
+        entry with the same id, or one from other sessions, is left alone and nothing is added.
+        """
+        from expertise_kit.document.splice import Remove
+        from expertise_kit.learning.reflect import same_lesson
+
+        with self.transaction("agent", sessions=[session]) as tx:
+            doc = tx.load(domain)
+            result = WriteResult(domain, doc.path)
+            parsed = parse_item(section_name, raw)
+            new_id, words = item_id(section_name, parsed), _lesson_words(parsed)
+            edits: list[Edit] = []
+            for old_section, index, item in doc.entries():
+                same_id = item_id(old_section, item) == new_id
+                ours = is_learned(item) and session in [str(s) for s in item.sessions]  # type: ignore[union-attr]
+                if same_id and not ours:
+                    result.duplicates.append(new_id)
+                    result.lines = doc.line_count
+                    return result
+                if ours and (same_id or same_lesson(words, _lesson_words(item))):
+                    old_id = item_id(old_section, item)
+                    if old_id != new_id:
+                        said = describe_entry(old_id, old_section, item_text(item))
+                        tx.removed.append(f"{said} (reworded by the agent)")
+                    kept = {k: v for k, v in doc.loaded.plain[old_section][index].items() if k not in _WORDING}
+                    raw = {**{k: v for k, v in raw.items() if k in _WORDING}, **kept, "source": "agent"}
+                    if old_section == section_name:
+                        edits.append(Replace(old_section, index, raw))
+                    else:
+                        edits.append(Remove(old_section, index))
+                    break
+            if not any(isinstance(e, Replace) for e in edits):
+                edits.append(Append(section_name, raw))
+            described = {new_id: describe_entry(new_id, section_name, item_text(parsed))}
+            capped = tx.edit(doc, edits, described=described)
+            result.added = [new_id] if new_id not in {p.id for p in capped.pruned} else []
+            result.pruned, result.lines, result.over_by = capped.pruned, capped.lines, capped.over_by
+            result.changed = not tx.empty
+            written = "rewrite 1 entry" if len(edits) == 1 and isinstance(edits[0], Replace) else "add 1 entry"
+            result.commit = tx.commit(f"expertise({domain}): {written} by the agent in session {session[:8]}")
+            return result
+
     def merge_learned(
         self,
         domain: str,
@@ -304,6 +350,15 @@ class Store:
             )
         edits: list[Edit] = [Replace(s, index, raw) for (s, index), raw in replaced.items()]
         return edits + [Append(s, raw) for s, raw in appended.values()]
+
+
+_WORDING = ("text", "path", "issue", "error", "solution")  # what the agent's wording replaces; the rest is kept
+
+
+def _lesson_words(item: Any) -> str:
+    if isinstance(item, str):
+        return item
+    return " ".join(str(getattr(item, key, "") or "") for key in _WORDING)
 
 
 def _flat(text: str) -> str:

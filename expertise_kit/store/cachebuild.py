@@ -89,6 +89,7 @@ def _program(entry: dict[str, Any]) -> str:
 def _config_payload(config: Config) -> dict[str, Any]:
     return {
         "line_cap": config.line_cap,
+        "reflect": config.reflect,
         "domains": {
             name: {"keywords": list(r.keywords), "paths": list(r.paths), "stems": sorted(keyword_stems(r.keywords))}
             for name, r in config.domains.items()

@@ -34,6 +34,12 @@ def domain_template(domain: str, overview: str = "") -> str:
     )
 
 
+def _config_text(reflect: str | None) -> str:
+    if reflect is None:
+        return CONFIG_TEMPLATE
+    return CONFIG_TEMPLATE.replace("\nreflect: off ", f"\nreflect: {reflect} ", 1)
+
+
 def schema_text() -> str:
     return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
 
@@ -47,7 +53,8 @@ class InitResult:
     driver_registered: bool = False  # git config now names the merge driver (it did not before)
 
 
-def initialise(project: Project) -> InitResult:
+def initialise(project: Project, *, reflect: str | None = None) -> InitResult:
+    """Lay down what is missing; ``reflect``: the mode a new config.yaml starts with."""
     check_not_git_dir(project.root)  # a Project built by hand can still point into a bare repo
     directory = project.expertise_dir
     if directory.exists() and not directory.is_dir():
@@ -64,7 +71,7 @@ def initialise(project: Project) -> InitResult:
     with store.transaction("manual") as tx:
         wanted: list[tuple[Path, str, str | None]] = [
             (directory / ".gitignore", GITIGNORE, None),
-            (directory / CONFIG_NAME, CONFIG_TEMPLATE, None),
+            (directory / CONFIG_NAME, _config_text(reflect), None),
             (directory / SCHEMA_FILE_NAME, schema_text(), None),
             (directory / ATTRIBUTES_NAME, ATTRIBUTES_TEXT, None),
         ]

@@ -116,6 +116,7 @@ def collect_stats(
     home: dict[str, str] = {}
     feedback: dict[str, dict[str, int]] = {}
     failures: list[tuple[str, FailureEntry]] = []
+    by_agent = {"entries": 0, "helpful": 0, "harmful": 0}  # what agents wrote when asked to reflect
     for domain, doc in docs.items():
         counts = feedback.setdefault(domain, {"helpful": 0, "harmful": 0, "ended_well": 0})
         for section_name, _, item in doc.entries():
@@ -124,17 +125,23 @@ def collect_stats(
                 counts["helpful"] += item.helpful
                 counts["harmful"] += item.harmful
                 counts["ended_well"] += item.ended_well
-            if isinstance(item, FailureEntry) and item.source == "learned":
+            if isinstance(item, FailureEntry) and item.source in ("learned", "agent"):
                 failures.append((domain, item))
+            if not isinstance(item, str) and item.source == "agent":
+                by_agent["entries"] += 1
+                by_agent["helpful"] += item.helpful
+                by_agent["harmful"] += item.harmful
     per_day: Counter[str] = Counter()
     per_domain: Counter[str] = Counter()
     learned: set[str] = {i for r in before if "learned" in r.changes for i in r.added or []}
     corrected: set[str] = set()
     learned_sessions: list[list[str]] = []  # each learned revision's sessions, oldest first
-    feedback_revisions = 0
+    feedback_revisions = agent_revisions = 0
     for row in rows:
         if "feedback" in row.changes:
             feedback_revisions += 1
+        if "agent" in row.changes:
+            agent_revisions += 1
         if "learned" in row.changes:
             for entry in row.added or []:
                 per_day[row.time[:10]] += 1
@@ -166,11 +173,28 @@ def collect_stats(
         "recurring_failures": recurring,
         "injected_chars": _injections(store, since),
         "feedback": {"per_domain": feedback, "revisions": feedback_revisions},
+        "reflection": {**_reflections(store, since), **by_agent, "revisions": agent_revisions},
         "correction_rate": {
             "learned": len(learned),
             "corrected": len(corrected),
             "share": round(len(corrected) / len(learned), 3) if learned else None,
         },
+    }
+
+
+def _reflections(store: Store, since: datetime | None) -> dict[str, Any]:
+    """What this clone sent agents asked to reflect (docs/reflect.md): sessions, characters, lessons written."""
+    from expertise_kit.learning.reflect import asked_sessions
+
+    cutoff = since.timestamp() if since else None
+    asked = [m for m in asked_sessions(str(store.project.expertise_dir)) if cutoff is None or m["asked"] >= cutoff]
+    chars = [int(m.get("chars") or 0) for m in asked]
+    return {
+        "sessions": len(asked),
+        "chars_total": sum(chars),
+        "chars_mean": round(sum(chars) / len(chars)) if chars else 0,
+        "chars_max": max(chars, default=0),
+        "written": sum(len(m.get("written") or []) for m in asked),
     }
 
 
@@ -202,6 +226,18 @@ def stats_lines(data: dict[str, Any]) -> list[str]:
     lines.append(
         f"feedback (helpful/harmful/ended well): {', '.join(parts) or 'none yet'}; "
         f"{data['feedback']['revisions']} feedback revisions"
+    )
+    agent = data["reflection"]
+    if agent["sessions"]:
+        lines.append(
+            f"reflection: {agent['sessions']} sessions asked in this clone, {agent['chars_total']:,} characters sent "
+            f"(mean {agent['chars_mean']:,}, max {agent['chars_max']:,}), {agent['written']} lessons written"
+        )
+    else:
+        lines.append("reflection: no session asked in this clone yet")
+    lines.append(
+        f"written by agents: {agent['entries']} entries in the store ({agent['revisions']} revisions), "
+        f"marked +{agent['helpful']} helpful / -{agent['harmful']} harmful"
     )
     rate = data["correction_rate"]
     share = "-" if rate["share"] is None else f"{rate['share']:.0%}"

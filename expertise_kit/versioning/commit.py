@@ -41,7 +41,7 @@ __all__ = [
     "ignored_by_git",
 ]
 
-CHANGE_TYPES = ("learned", "manual", "validated", "pruned", "improved", "reverted", "feedback", "merged")
+CHANGE_TYPES = ("learned", "manual", "agent", "validated", "pruned", "improved", "reverted", "feedback", "merged")
 TRAILER_PREFIX = "Expertise-"
 _MAX_BODY_ENTRIES = 40  # a learn that adds hundreds of entries still gets a readable message
 _INDEX_LOCK_RETRIES = 12  # a developer's git busy in a loop can take the index lock again and again

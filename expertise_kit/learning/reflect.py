@@ -1,0 +1,321 @@
+"""The agent as its own reflector (``--reflect``, docs/reflect.md).
+
+At the end of a turn, the agent's end-of-turn hook (Claude Code's and Codex's ``Stop``, Gemini CLI's
+``AfterAgent``) may send the agent back with a reason. Once per session, when the transcript holds
+candidate lessons (failures, fixed or not; the user's rules and corrections; patterns seen again), we do:
+the reason lists them compactly and asks for at most three lessons, written with ``expertise add ...
+--session ID``. Those entries carry ``source: agent`` and the session; the learner later keeps the agent's
+wording where it parsed the same lesson from the same session.
+
+What a session was asked is remembered in the cache directory (never committed):
+``reflect/<session>.json`` holds when it was asked, the characters sent, and the ids the agent wrote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ENV_SWITCH",
+    "MAX_REASON_CHARS",
+    "reflect_stop",
+    "reflect_mode",
+    "same_lesson",
+    "note_written",
+    "asked_sessions",
+]
+
+ENV_SWITCH = "EXPERTISE_REFLECT"  # "off" (or 0, no, false) in the agent's environment: no reflection this session
+MAX_REASON_CHARS = 1500
+MAX_TRANSCRIPT_BYTES = 32 << 20  # a longer transcript is not read at a turn's end (the learner still reads it)
+MAX_LESSONS = 3
+# What counts as a candidate, by the section the learner would file it in; core files and techniques
+# are what the parser already does well, and no teammate writes them down.
+_KINDS = {
+    "learned_from_failures": "failure",
+    "patterns": "fact",
+    "best_practices": "rule",
+    "effective_patterns": "pattern",
+}
+_FAILURE_KINDS = ("failure", "fact")  # `reflect: failures` asks only when one of these is there
+_OFF = ("off", "0", "no", "false")
+_SUBAGENT_FIELDS = ("agent_id", "parent_session_id", "subagent_type")
+
+
+def _marker(expertise_dir: str, key: str) -> str:
+    from expertise_kit.fast.cache import cache_dir
+
+    return os.path.join(cache_dir(expertise_dir), "reflect", f"{key}.json")
+
+
+def _read_marker(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_marker(path: str, data: dict[str, Any]) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temp = f"{path}.{os.getpid()}.tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(temp, path)
+
+
+def reflect_mode(expertise_dir: str) -> str:
+    """``reflect:`` in config.yaml, from the render cache when it is current (no YAML parsed), else read."""
+    from expertise_kit.fast.cache import read_index, signature
+
+    config = os.path.join(expertise_dir, "config.yaml")
+    cache = read_index(expertise_dir)
+    if cache is not None and cache["files"].get("config.yaml") == signature(config):
+        mode = (cache.get("config") or {}).get("reflect")
+        if isinstance(mode, str):
+            return mode
+    from expertise_kit.config import load_config
+
+    return load_config(Path(expertise_dir)).reflect
+
+
+def _store_busy(expertise_dir: str) -> bool:
+    """Whether another expertise process holds the write lock now: the agent's `expertise add` would wait."""
+    from filelock import FileLock, Timeout
+
+    from expertise_kit.project import find_project
+
+    lock = FileLock(str(find_project(Path(expertise_dir).parent).lock_path), timeout=0)
+    try:
+        lock.acquire()
+    except (Timeout, OSError):
+        return True
+    lock.release()
+    return False
+
+
+def reflect_stop(agent: str, payload: dict[str, Any], send_back: Callable[[str], None]) -> str | None:
+    """At a turn's end: send the agent back once per session with its candidate lessons, or do nothing.
+    Returns a note for stderr, if there is one."""
+    from expertise_kit.hook import Quiet, find_expertise, project_dir, session_key
+
+    if os.environ.get(ENV_SWITCH, "").strip().lower() in _OFF:
+        return None
+    if payload.get("stop_hook_active") is True or any(payload.get(f) for f in _SUBAGENT_FIELDS):
+        return None  # our own reason brought the agent here, or this is a subagent's end
+    expertise_dir = find_expertise(project_dir(agent, payload))
+    if expertise_dir is None:
+        return None
+    key = session_key(payload)
+    if key is None:
+        raise Quiet("no usable session id in the hook input; no reflection")
+    if reflect_mode(expertise_dir) == "off":
+        return None
+    marker = _marker(expertise_dir, key)
+    state = _read_marker(marker)
+    if state.get("asked"):
+        return None  # never twice in one session
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        raise Quiet("no transcript_path in the hook input; no reflection")
+    path = os.path.abspath(os.path.expanduser(transcript))
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        raise Quiet(f"{path}: no such transcript; no reflection") from None
+    if size > MAX_TRANSCRIPT_BYTES:
+        raise Quiet(f"{path} is over {MAX_TRANSCRIPT_BYTES >> 20} MiB; no reflection")
+    if state.get("size") == size:
+        return None  # nothing new since this session's last look
+    if _store_busy(expertise_dir):
+        return "another expertise process holds the store's lock; reflection waits for the next turn's end"
+    candidates = _candidates(expertise_dir, path)
+    mode = reflect_mode(expertise_dir)
+    if mode != "always" and not any(c["kind"] in _FAILURE_KINDS for c in candidates):
+        candidates = []
+    if not candidates:
+        _write_marker(marker, {**state, "size": size})
+        return None
+    reason = compose(candidates, key, _domains(expertise_dir), mcp=_mcp_registered(expertise_dir, agent))
+    _write_marker(
+        marker,
+        {
+            "asked": time.time(),
+            "agent": agent,
+            "chars": len(reason),
+            "candidates": [c["id"] for c in candidates],
+            "size": size,
+            "written": [],
+        },
+    )
+    send_back(reason)
+    return None
+
+
+def _domains(expertise_dir: str) -> list[str]:
+    from expertise_kit.fast.cache import read_index
+
+    cache = read_index(expertise_dir) or {}
+    names = list((cache.get("config") or {}).get("domains") or {})
+    if names:
+        return names
+    from expertise_kit.config import load_config
+
+    return list(load_config(Path(expertise_dir)).domain_names)
+
+
+def _mcp_registered(expertise_dir: str, agent: str) -> bool:
+    """Whether the project registers ``expertise mcp`` for this agent, so its ``add`` tool is at hand."""
+    try:
+        from expertise_kit.agents.mcp_config import registered
+
+        return registered(Path(expertise_dir).parent, agent)
+    except Exception:  # noqa: BLE001 - a settings file we can't read: the command form is enough
+        return False
+
+
+def _candidates(expertise_dir: str, transcript: str) -> list[dict[str, Any]]:
+    """What the learner would keep or hold from this transcript, of the kinds worth a teammate's line, with
+    the domain it would go to: a dry run of ``learn``, so the same routing, gate and known-entry check."""
+    from expertise_kit.learning.learn import identity, learn_from
+    from expertise_kit.project import find_project
+    from expertise_kit.store import Store
+
+    store = Store(find_project(Path(expertise_dir).parent))
+    report = learn_from(store, [Path(transcript)], dry_run=True)
+    # A failure is shown as command, error and fix: the agent needs all three to judge it.
+    said = {
+        identity(learning): _failure_said(learning.raw)
+        for extraction in report.extractions
+        for learning in extraction.learnings
+        if learning.section == "learned_from_failures"
+    }
+    found: dict[str, dict[str, Any]] = {}
+    for domain, merge in report.domains.items():
+        for added in merge.added:
+            kind = _KINDS.get(added["section"])
+            if kind:
+                text = said.get(added["id"]) or added["text"]
+                found[added["id"]] = {"id": added["id"], "kind": kind, "domain": domain, "text": text}
+        for seen in merge.updated:  # known, and seen again: a recurring pattern or rule
+            kind = _KINDS.get(seen["section"])
+            if kind in ("pattern", "rule"):
+                found[seen["id"]] = {"id": seen["id"], "kind": "recurring", "domain": domain, "text": seen["text"]}
+    for held in report.held:
+        if held["kind"] in ("failure", "fact"):
+            text = said.get(held["id"]) or held["text"]
+            found[held["id"]] = {"id": held["id"], "kind": held["kind"], "domain": held["domain"], "text": text}
+    order = {"failure": 0, "fact": 1, "rule": 2, "recurring": 3, "pattern": 4}
+    return sorted(found.values(), key=lambda c: order.get(c["kind"], 9))
+
+
+def _failure_said(raw: dict[str, Any]) -> str:
+    issue, error, solution = (str(raw.get(k) or "") for k in ("issue", "error", "solution"))
+    head = f"{_one_line(issue, 90)} [{_one_line(error, 90)}]" if issue and error else issue or error
+    return f"{head} -> {solution}" if solution else f"{head} (no fix found)"
+
+
+_LABELS = {
+    "failure": "failure",
+    "fact": "fact",
+    "rule": "the user said",
+    "recurring": "seen again",
+    "pattern": "pattern",
+}
+
+
+def _one_line(text: str, limit: int) -> str:
+    from expertise_kit.fast.render import strip_controls
+
+    flat = " ".join(strip_controls(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def compose(candidates: list[dict[str, Any]], key: str, domains: list[str], *, mcp: bool = False) -> str:
+    """The reason the agent is sent back with: at most ``MAX_REASON_CHARS`` characters."""
+    head = (
+        "expertise_kit asks once per session: look back before you stop. This session's transcript holds "
+        "these candidate lessons:"
+    )
+    tail = [
+        f"Record at most {MAX_LESSONS} lessons a teammate would want next time, one imperative line each, "
+        "or none. For each, run:",
+        f'expertise add DOMAIN SECTION "LESSON" --session {key}',
+        f'(an error and its fix: expertise add DOMAIN learned_from_failures "WHAT WAS BEING DONE" --error '
+        f'"ERROR" --solution "FIX" --session {key})',
+        "SECTION: best_practices (a rule), patterns (a fact about this code or setup), learned_from_failures. "
+        f"DOMAIN: {_one_line(', '.join(domains), 400)}.",
+    ]
+    if mcp:
+        tail.append(f"Or the `expertise` MCP server's `add` tool, with session {key}.")
+    tail.append("Then end your turn; nothing else is needed.")
+    fixed = len(head) + sum(len(line) + 1 for line in tail) + 1
+    room = MAX_REASON_CHARS - fixed
+    lines: list[str] = []
+    for number, candidate in enumerate(candidates, 1):
+        label = _LABELS.get(candidate["kind"], candidate["kind"])
+        line = f"{number}. [{_one_line(candidate['domain'], 40)}] {label}: {_one_line(candidate['text'], 220)}"
+        if len(line) + 1 > room:
+            break
+        lines.append(line)
+        room -= len(line) + 1
+    if not lines:  # a domain list so long nothing fits: the candidates matter more than the list
+        return _one_line(" ".join([head, *tail]), MAX_REASON_CHARS)
+    return "\n".join([head, *lines, *tail])
+
+
+# -- the agent's lessons and the parsed ones -------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W_]{3,}")
+_STOP = frozenset({
+    "the", "and", "for", "with", "that", "this", "from", "when", "then", "into", "not", "are", "was", "were",
+    "has", "have", "had", "use", "using", "run", "runs", "ran", "after", "before", "its", "you", "your", "all",
+    "any", "can", "must", "should", "always", "never",
+})  # fmt: skip
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def same_lesson(first: str, second: str) -> bool:
+    """Whether two wordings say one lesson: most content words of the shorter are in the longer (at least
+    three). Only ever asked of entries from one session, so a loose test merges little by mistake."""
+    a, b = _words(first), _words(second)
+    shared = a & b
+    return len(shared) >= 3 and len(shared) * 2 >= min(len(a), len(b))
+
+
+def note_written(expertise_dir: str, key: str, ids: list[str]) -> None:
+    """Remember the entries the agent wrote for session ``key`` (``stats`` reports them)."""
+    path = _marker(expertise_dir, key)
+    state = _read_marker(path)
+    written = [str(i) for i in state.get("written") or []]
+    state["written"] = [*written, *(i for i in ids if i not in written)]
+    with contextlib.suppress(OSError):  # the entry is committed; the count for stats is a nicety
+        _write_marker(path, state)
+
+
+def asked_sessions(expertise_dir: str) -> list[dict[str, Any]]:
+    """Every session this clone asked to reflect: its marker, with ``session`` added."""
+    from expertise_kit.fast.cache import cache_dir
+
+    directory = os.path.join(cache_dir(expertise_dir), "reflect")
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        state = _read_marker(os.path.join(directory, name))
+        if state.get("asked"):
+            found.append({**state, "session": name.removesuffix(".json")})
+    return found

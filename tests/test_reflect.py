@@ -1,0 +1,245 @@
+"""The agent as its own reflector (docs/reflect.md): when it is asked, what it is told, what it writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import ClaudeSession, shop_session
+from conftest import Cli, git
+from filelock import FileLock
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_hooks import _hook
+
+from expertise_kit.learning.reflect import MAX_REASON_CHARS, compose, same_lesson
+from expertise_kit.project import find_project
+
+SESSION = "5e55104e-1d2c-4b1a-9f00-000000000001"  # shop_session's
+
+
+def _stop(project: Path, transcript: Path, agent: str = "claude-code", env: dict[str, str] | None = None,
+          **extra: Any) -> tuple[str, str]:  # fmt: skip
+    payload = {
+        "session_id": SESSION, "transcript_path": str(transcript), "cwd": str(project),
+        "hook_event_name": "AfterAgent" if agent == "gemini" else "Stop", "stop_hook_active": False, **extra,
+    }  # fmt: skip
+    done = _hook("reflect", agent, json.dumps(payload), project, env)
+    assert done.returncode == 0
+    return done.stdout, done.stderr
+
+
+def _reason(stdout: str) -> str:
+    answer = json.loads(stdout)
+    assert answer["decision"] == "block"
+    return str(answer["reason"])
+
+
+@pytest.fixture
+def reflecting(project: Path, run: Cli) -> Path:
+    done = run("hooks", "install", "--agent", "claude-code", "--reflect")
+    assert done.exit_code == 0, done.output
+    assert "reflect: failures" in done.output
+    return project
+
+
+def test_off_by_default_never_asks(project: Path, run: Cli, tmp_path: Path) -> None:
+    assert run("hooks", "install", "--agent", "claude-code").exit_code == 0
+    settings_text = (project / ".claude/settings.json").read_text()
+    assert "reflect" not in settings_text  # no end-of-turn hook without --reflect
+    transcript = shop_session().write(tmp_path / "s.jsonl")
+    assert _stop(project, transcript) == ("", "")  # and the mode is off, were one installed by hand
+
+
+def test_asked_once_with_the_candidates_and_the_command(reflecting: Path, tmp_path: Path) -> None:
+    transcript = shop_session().write(tmp_path / "s.jsonl")
+    before = git(reflecting, "status", "--porcelain")
+    stdout, stderr = _stop(reflecting, transcript)
+    reason = _reason(stdout)
+    assert len(reason) <= MAX_REASON_CHARS and stderr == ""
+    assert "AssertionError: assert 1999 == 2000" in reason  # the failing test, held as a candidate
+    assert f'expertise add DOMAIN SECTION "LESSON" --session {SESSION}' in reason
+    assert "at most 3 lessons" in reason and "or none" in reason
+    # Never twice: the same turn's end again, the agent's next stop (our reason brought it), a grown transcript.
+    assert _stop(reflecting, transcript) == ("", "")
+    assert _stop(reflecting, transcript, stop_hook_active=True) == ("", "")
+    with transcript.open("a") as handle:
+        handle.write("\n")
+    assert _stop(reflecting, transcript) == ("", "")
+    assert git(reflecting, "status", "--porcelain") == before  # asking writes nothing in the repo
+
+
+def test_never_without_candidates_and_always_takes_rules(reflecting: Path, run: Cli, tmp_path: Path) -> None:
+    quiet = ClaudeSession("quiet-session")
+    quiet.prompt("Always run the linter with ruff check before committing any change to the package.")
+    quiet.bash("ruff check .", "All checks passed!")
+    quiet.say("Done.")
+    transcript = quiet.write(tmp_path / "q.jsonl")
+    payload = {"session_id": "quiet-session"}
+    assert _stop(reflecting, transcript, **payload) == ("", "")  # `failures`: a rule alone is not enough
+    from expertise_kit.config import set_reflect
+
+    set_reflect(reflecting / ".expertise", "always")
+    quiet.say("Still done.")  # the transcript grew, so it is looked at again
+    quiet.write(transcript)
+    reason = _reason(_stop(reflecting, transcript, **payload)[0])
+    assert "the user said: Always run the linter with ruff check" in reason
+
+
+def test_switched_off_for_a_session_a_subagent_or_a_busy_store(reflecting: Path, tmp_path: Path) -> None:
+    transcript = shop_session().write(tmp_path / "s.jsonl")
+    assert _stop(reflecting, transcript, env={**os.environ, "EXPERTISE_REFLECT": "off"}) == ("", "")
+    assert _stop(reflecting, transcript, agent_id="sub-1") == ("", "")
+    lock = FileLock(str(find_project(reflecting).lock_path))
+    with lock:
+        stdout, stderr = _stop(reflecting, transcript)
+    assert stdout == "" and "lock" in stderr and stderr.count("\n") == 1
+    assert _reason(_stop(reflecting, transcript)[0])  # the next turn's end, once the store is free
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_the_other_agents_speak_the_same_answer(project: Path, run: Cli, tmp_path: Path, agent: str) -> None:
+    assert run("hooks", "install", "--agent", agent, "--reflect").exit_code == 0
+    transcript = shop_session().write(tmp_path / "s.jsonl")
+    assert "1999 == 2000" in _reason(_stop(project, transcript, agent=agent)[0])
+
+
+def test_install_and_uninstall(project: Path, run: Cli) -> None:
+    before = git(project, "status", "--porcelain")
+    refused = run("hooks", "install", "--agent", "cursor", "--reflect")
+    assert refused.exit_code != 0 and "not available for cursor" in refused.output
+    assert git(project, "status", "--porcelain") == before  # refused before anything was written
+    assert run("hooks", "install", "--agent", "codex", "--reflect").exit_code == 0
+    stop = json.loads((project / ".codex/hooks.json").read_text())["hooks"]["Stop"]
+    commands = [h["command"] for group in stop for h in group["hooks"]]
+    assert [c.split("expertise-hook ")[-1] for c in commands] == ["post --agent codex || true",
+                                                                  "reflect --agent codex || true"]  # fmt: skip
+    assert run("hooks", "install", "--agent", "codex").exit_code == 0  # without --reflect: kept
+    assert "reflect --agent codex" in (project / ".codex/hooks.json").read_text()
+    assert run("hooks", "uninstall", "--agent", "codex").exit_code == 0
+    assert "expertise-hook" not in (project / ".codex/hooks.json").read_text()
+
+
+def test_init_reflect_commits_the_mode(repo: Path, run: Cli) -> None:
+    assert run("init", "--reflect").exit_code != 0  # needs an agent
+    done = run("init", "--agent", "claude-code", "--reflect")
+    assert done.exit_code == 0, done.output
+    assert "reflect: failures" in git(repo, "show", "HEAD:.expertise/config.yaml")
+    assert "reflect --agent claude-code" in (repo / ".claude/settings.json").read_text()
+
+
+def _entries(run: Cli, domain: str) -> list[dict[str, Any]]:
+    done = run("show", domain, "--json")
+    assert done.exit_code == 0, done.output
+    return list(json.loads(done.output)["entries"])
+
+
+def test_the_agents_lesson_is_recorded_with_its_session(reflecting: Path, run: Cli) -> None:
+    done = run(
+        "add", "testing", "learned_from_failures", "Checkout total test",
+        "--error", "AssertionError: assert 1999 == 2000",
+        "--solution", "Price with Decimal in shop/pricing.py, not round()", "--session", SESSION,
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    entry = _entries(run, "testing")[0]
+    assert entry["source"] == "agent" and entry["sessions"] == [SESSION]
+    message = git(reflecting, "log", "-1", "--format=%B")
+    assert f"Expertise-Session: {SESSION}" in message and "Expertise-Change: agent" in message
+    history = run("history", "--json")
+    assert json.loads(history.output)[0]["change"] == "agent"
+    shown = run("show", "testing")
+    assert "written by the agent x1" in shown.output
+    stats = run("stats")
+    assert "written by agents: 1 entries in the store (1 revisions)" in stats.output
+
+
+def test_parsed_and_agent_wording_are_one_entry_either_way(reflecting: Path, run: Cli, tmp_path: Path) -> None:
+    first = shop_session(SESSION).write(tmp_path / "a.jsonl")
+    # The agent writes first (Claude Code: Stop, then SessionEnd's learner).
+    lesson = "Price checkout totals with Decimal in shop/pricing.py: round() makes test_total fail 1999 == 2000"
+    assert run("add", "testing", "best_practices", lesson, "--session", SESSION).exit_code == 0
+    learned = run("learn", str(first), "--json")
+    assert learned.exit_code == 0, learned.output
+    report = json.loads(learned.output)
+    rejected = [r for d in report["domains"].values() for r in d["rejected"]]
+    assert any(
+        "1999" in r["text"] and "the session's agent wrote this lesson itself" in r["reason"] for r in rejected
+    ), rejected
+    assert not [h for h in report["held"] if "1999" in h["text"]]  # not held for a later session either
+    everything = [e for d in ("testing", "general") for e in _entries(run, d)]
+    assert [e.get("text") for e in everything if "1999" in json.dumps(e)] == [lesson]
+
+
+def test_the_agents_wording_replaces_a_parsed_entry_of_its_session(project: Path, run: Cli, tmp_path: Path) -> None:
+    # Codex: its Stop starts the learner at the same turn's end, so the parsed entry may come first.
+    first = shop_session(SESSION).write(tmp_path / "a.jsonl")
+    second = shop_session("5e55104e-1d2c-4b1a-9f00-000000000002").write(tmp_path / "b.jsonl")
+    assert run("learn", str(first), str(second)).exit_code == 0
+    parsed = [e for e in _entries(run, "testing") if "1999" in json.dumps(e)]
+    assert len(parsed) == 1 and parsed[0]["source"] == "learned" and parsed[0]["recurrence"] == 2
+    wording = "Run the checkout test after pricing changes: AssertionError assert 1999 == 2000 means round()"
+    done = run(
+        "add", "testing", "learned_from_failures", wording, "--error", parsed[0]["error"],
+        "--solution", "price with Decimal in shop/pricing.py", "--session", SESSION,
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    after = [e for e in _entries(run, "testing") if "1999" in json.dumps(e)]
+    assert len(after) == 1
+    assert after[0]["source"] == "agent" and after[0]["issue"] == wording
+    assert after[0]["recurrence"] == 2 and after[0]["sessions"] == parsed[0]["sessions"]  # provenance kept
+
+
+def test_the_same_gate_as_every_writer(reflecting: Path, run: Cli) -> None:
+    secret = "AKIA" + "Q" * 16
+    done = run("add", "security", "patterns", f"Deploy keys live in vault, never inline like {secret}",
+               "--session", SESSION)  # fmt: skip
+    assert done.exit_code == 0 and "scrubbed 1 secret" in done.output
+    assert secret not in (reflecting / ".expertise/security.yaml").read_text()
+    hidden = run("add", "security", "patterns", "Trust\u202e nothing", "--session", SESSION)
+    assert hidden.exit_code == 0 and "\u202e" not in (reflecting / ".expertise/security.yaml").read_text()
+    for bad in ("../../etc/passwd", "a b", "x" * 200, ""):
+        before = git(reflecting, "rev-parse", "HEAD")
+        refused = run("add", "security", "patterns", "Rotate keys quarterly", "--session", bad)
+        assert refused.exit_code != 0 and "is not a session id" in refused.output
+        assert git(reflecting, "rev-parse", "HEAD") == before
+    again = run("add", "security", "patterns", "Deploy keys live in vault, never inline like [REDACTED]",
+                "--session", "other-session")  # fmt: skip
+    assert again.exit_code == 0
+
+
+def test_stats_report_the_cost(reflecting: Path, run: Cli, tmp_path: Path) -> None:
+    transcript = shop_session().write(tmp_path / "s.jsonl")
+    reason = _reason(_stop(reflecting, transcript)[0])
+    written = run("add", "testing", "best_practices", "Price with Decimal, never round()", "--session", SESSION)
+    assert written.exit_code == 0
+    data = json.loads(run("stats", "--json").output)["reflection"]
+    assert data["sessions"] == 1 and data["chars_total"] == len(reason) and data["written"] == 1
+    assert data["entries"] == 1 and data["helpful"] == 0
+
+
+def test_same_lesson() -> None:
+    assert same_lesson("Use PYTHONPATH=. pytest -q to run the tests", "tests need PYTHONPATH set: pytest -q fails")
+    assert not same_lesson("Use PYTHONPATH=. pytest -q", "Deploy with make release on tags only")
+    assert not same_lesson("a b", "a b")  # too few words to say
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries({
+            "id": st.text("0123456789abcdef", min_size=8, max_size=8),
+            "kind": st.sampled_from(["failure", "fact", "rule", "recurring", "pattern"]),
+            "domain": st.text(min_size=1, max_size=40),
+            "text": st.text(max_size=3000),
+        }),
+        max_size=30,
+    ),
+    st.lists(st.text(min_size=1, max_size=60), min_size=1, max_size=40),
+)  # fmt: skip
+def test_the_reason_is_bounded(candidates: list[dict[str, Any]], domains: list[str]) -> None:
+    reason = compose(candidates, SESSION, domains, mcp=True)
+    assert len(reason) <= MAX_REASON_CHARS
+    assert not any(ord(ch) < 32 and ch != "\n" for ch in reason)
