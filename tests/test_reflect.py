@@ -61,7 +61,7 @@ def test_asked_once_with_the_candidates_and_the_command(reflecting: Path, tmp_pa
     reason = _reason(stdout)
     assert len(reason) <= MAX_REASON_CHARS and stderr == ""
     assert "AssertionError: assert 1999 == 2000" in reason  # the failing test, held as a candidate
-    assert f'expertise add DOMAIN SECTION "LESSON" --session {SESSION}' in reason
+    assert f'expertise add DOMAIN SECTION "LESSON" --session {SESSION}' in reason  # this installation's, by path
     assert "at most 3 lessons" in reason and "or none" in reason
     # Never twice: the same turn's end again, the agent's next stop (our reason brought it), a grown transcript.
     assert _stop(reflecting, transcript) == ("", "")
@@ -231,7 +231,7 @@ def test_same_lesson() -> None:
     st.lists(
         st.fixed_dictionaries({
             "id": st.text("0123456789abcdef", min_size=8, max_size=8),
-            "kind": st.sampled_from(["failure", "fact", "rule", "recurring", "pattern"]),
+            "kind": st.sampled_from(["failure", "failure again", "fact", "rule", "recurring", "pattern"]),
             "domain": st.text(min_size=1, max_size=40),
             "text": st.text(max_size=3000),
         }),
@@ -240,6 +240,6 @@ def test_same_lesson() -> None:
     st.lists(st.text(min_size=1, max_size=60), min_size=1, max_size=40),
 )  # fmt: skip
 def test_the_reason_is_bounded(candidates: list[dict[str, Any]], domains: list[str]) -> None:
-    reason = compose(candidates, SESSION, domains, mcp=True)
+    reason = compose(candidates, SESSION, domains, mcp=True, program="/" + "x" * 200 + "/expertise")
     assert len(reason) <= MAX_REASON_CHARS
     assert not any(ord(ch) < 32 and ch != "\n" for ch in reason)

@@ -2,7 +2,8 @@
 
 At the end of a turn, the agent's end-of-turn hook (Claude Code's and Codex's ``Stop``, Gemini CLI's
 ``AfterAgent``) may send the agent back with a reason. Once per session, when the transcript holds
-candidate lessons (failures, fixed or not; the user's rules and corrections; patterns seen again), we do:
+candidate lessons (failures, fixed or not, new or seen again; the user's rules and corrections; patterns
+seen again), we do:
 the reason lists them compactly and asks for at most three lessons, written with ``expertise add ...
 --session ID``. Those entries carry ``source: agent`` and the session; the learner later keeps the agent's
 wording where it parsed the same lesson from the same session.
@@ -44,7 +45,7 @@ _KINDS = {
     "best_practices": "rule",
     "effective_patterns": "pattern",
 }
-_FAILURE_KINDS = ("failure", "fact")  # `reflect: failures` asks only when one of these is there
+_FAILURE_KINDS = ("failure", "failure again", "fact")  # `reflect: failures` asks only when one of these is there
 _OFF = ("off", "0", "no", "false")
 _SUBAGENT_FIELDS = ("agent_id", "parent_session_id", "subagent_type")
 
@@ -144,7 +145,9 @@ def reflect_stop(agent: str, payload: dict[str, Any], send_back: Callable[[str],
     if not candidates:
         _write_marker(marker, {**state, "size": size})
         return None
-    reason = compose(candidates, key, _domains(expertise_dir), mcp=_mcp_registered(expertise_dir, agent))
+    reason = compose(
+        candidates, key, _domains(expertise_dir), mcp=_mcp_registered(expertise_dir, agent), program=_program()
+    )
     _write_marker(
         marker,
         {
@@ -205,15 +208,17 @@ def _candidates(expertise_dir: str, transcript: str) -> list[dict[str, Any]]:
             if kind:
                 text = said.get(added["id"]) or added["text"]
                 found[added["id"]] = {"id": added["id"], "kind": kind, "domain": domain, "text": text}
-        for seen in merge.updated:  # known, and seen again: a recurring pattern or rule
+        for seen in merge.updated:  # known, and seen again: what is stored did not prevent it, or it recurs
             kind = _KINDS.get(seen["section"])
-            if kind in ("pattern", "rule"):
-                found[seen["id"]] = {"id": seen["id"], "kind": "recurring", "domain": domain, "text": seen["text"]}
+            if kind:
+                text = said.get(seen["id"]) or seen["text"]
+                kind = "failure again" if kind == "failure" else "recurring"
+                found[seen["id"]] = {"id": seen["id"], "kind": kind, "domain": domain, "text": text}
     for held in report.held:
         if held["kind"] in ("failure", "fact"):
             text = said.get(held["id"]) or held["text"]
             found[held["id"]] = {"id": held["id"], "kind": held["kind"], "domain": held["domain"], "text": text}
-    order = {"failure": 0, "fact": 1, "rule": 2, "recurring": 3, "pattern": 4}
+    order = {"failure": 0, "failure again": 1, "fact": 2, "rule": 3, "recurring": 4, "pattern": 5}
     return sorted(found.values(), key=lambda c: order.get(c["kind"], 9))
 
 
@@ -225,6 +230,7 @@ def _failure_said(raw: dict[str, Any]) -> str:
 
 _LABELS = {
     "failure": "failure",
+    "failure again": "failure seen again",
     "fact": "fact",
     "rule": "the user said",
     "recurring": "seen again",
@@ -239,7 +245,19 @@ def _one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def compose(candidates: list[dict[str, Any]], key: str, domains: list[str], *, mcp: bool = False) -> str:
+def _program() -> str:
+    """How the agent's shell reaches our CLI: this installation's ``expertise`` by its path when there is
+    one (an agent's shell may start as a login shell, whose PATH lacks the venv the hook ran from)."""
+    import shlex
+    import sys
+
+    beside = Path(sys.executable).parent / "expertise"
+    return shlex.quote(str(beside)) if beside.is_file() and os.access(beside, os.X_OK) else "expertise"
+
+
+def compose(
+    candidates: list[dict[str, Any]], key: str, domains: list[str], *, mcp: bool = False, program: str = "expertise"
+) -> str:
     """The reason the agent is sent back with: at most ``MAX_REASON_CHARS`` characters."""
     head = (
         "expertise_kit asks once per session: look back before you stop. This session's transcript holds "
@@ -248,8 +266,8 @@ def compose(candidates: list[dict[str, Any]], key: str, domains: list[str], *, m
     tail = [
         f"Record at most {MAX_LESSONS} lessons a teammate would want next time, one imperative line each, "
         "or none. For each, run:",
-        f'expertise add DOMAIN SECTION "LESSON" --session {key}',
-        f'(an error and its fix: expertise add DOMAIN learned_from_failures "WHAT WAS BEING DONE" --error '
+        f'{program} add DOMAIN SECTION "LESSON" --session {key}',
+        f'(an error and its fix: {program} add DOMAIN learned_from_failures "WHAT WAS BEING DONE" --error '
         f'"ERROR" --solution "FIX" --session {key})',
         "SECTION: best_practices (a rule), patterns (a fact about this code or setup), learned_from_failures. "
         f"DOMAIN: {_one_line(', '.join(domains), 400)}.",

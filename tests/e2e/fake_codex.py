@@ -9,6 +9,8 @@ It listens on 127.0.0.1 only, records every request it receives (method, path, J
   arguments that tool takes;
 - once all have answered, it ends the turn with a short text message.
 
+``commands`` may also be a function of the request's body: a model that does what it was told.
+
 Hooks' context comes as developer messages, before or after the user's prompt, and does not count.
 
 Anything else (``GET /v1/models`` and the like) gets an empty but well-formed answer, so Codex does not
@@ -20,6 +22,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -79,7 +82,9 @@ def _is_context(item: dict[str, Any]) -> bool:
 class FakeResponses:
     """``with FakeResponses(commands) as server:`` ... ``server.base_url`` ... ``server.requests``."""
 
-    def __init__(self, commands: tuple[str, ...], final_text: str = FINAL_TEXT) -> None:
+    def __init__(
+        self, commands: tuple[str, ...] | Callable[[dict[str, Any]], tuple[str, ...]], final_text: str = FINAL_TEXT
+    ) -> None:
         self.commands = commands
         self.final_text = final_text
         self.requests: list[dict[str, Any]] = []
@@ -113,8 +118,9 @@ class FakeResponses:
         response_id = f"resp_{n}"
         created = {"id": response_id, "object": "response", "status": "in_progress", "output": []}
         done = _outputs_this_turn(body)
-        if done < len(self.commands):
-            name, arguments = _shell_call(_tool_names(body), self.commands[done])
+        commands = self.commands(body) if callable(self.commands) else self.commands  # a model that reads
+        if done < len(commands):
+            name, arguments = _shell_call(_tool_names(body), commands[done])
             item = {
                 "type": "function_call",
                 "id": f"fc_{n}",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 import pytest
 from claude_cli import CLAUDE_VERSION, IDENTITY, SESSION_TIMEOUT, install_claude
 from claude_cli import cli_env as _cli_env
-from fake_claude_code import FakeAnthropic
+from fake_claude_code import DEFAULT_COMMAND, FIX_COMMAND, FakeAnthropic
 
 from expertise_kit.learning.background import wait_idle
 
@@ -194,3 +195,70 @@ def test_claude_code_session_learns_and_commits(claude: Path, repo: Path, tmp_pa
     assert report["version"] and CLAUDE_VERSION in report["version"], report
     for name in ("config", "hooks", "timeouts", "command", "round-trip"):
         assert checks[name]["status"] == "ok", checks[name]
+
+
+# -- reflection (docs/reflect.md) ---------------------------------------------------------------------
+
+ASKED = "expertise_kit asks once per session"  # the first words of our reason
+LESSON = "Import nosuchmodule_xyz with PYTHONPATH=vendor: the module lives in vendor/, not site-packages"
+FORM = r"\n(\S+) add DOMAIN SECTION \"LESSON\" --session ([\w.-]+)"  # the command our reason gives
+
+
+def _obedient(body: dict[str, Any]) -> tuple[str, ...]:
+    """A model that does what the reflection asks: one lesson, with the command and session it was given."""
+    texts = [
+        m["content"] if isinstance(m["content"], str) else " ".join(str(b.get("text", "")) for b in m["content"])
+        for m in body.get("messages") or [] if m.get("role") == "user"
+    ]  # fmt: skip
+    form = next((f for t in texts if ASKED in t and (f := re.search(FORM, t))), None)
+    if form is None:
+        return (DEFAULT_COMMAND, FIX_COMMAND)
+    return (DEFAULT_COMMAND, FIX_COMMAND, f'{form[1]} add general best_practices "{LESSON}" --session {form[2]}')
+
+
+def _agent_entries(repo: Path) -> list[dict[str, Any]]:
+    found = []
+    for row in json.loads(_expertise(repo, "list", "--json")):
+        shown = json.loads(_expertise(repo, "show", row["domain"], "--json"))
+        found += [e for e in shown["entries"] if e.get("source") == "agent"]
+    return found
+
+
+def test_claude_code_reflects_once_only_with_reflect(claude: Path, repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    staged_before = _staged(repo)
+    with FakeAnthropic(commands=_obedient) as fake:
+        # Without --reflect: never asked.
+        _session(claude, repo, home, fake, "Check that the optional dependency can be imported.")
+        assert not any(ASKED in json.dumps(body) for body in fake.main_requests())
+        assert wait_idle(str(repo / ".expertise"), timeout=120)
+        out = _expertise(repo, "hooks", "install", "--agent", "claude-code", "--reflect")
+        assert "reflect: failures" in out
+        settings = json.loads((repo / ".claude" / "settings.json").read_text())
+        assert "reflect --agent claude-code" in json.dumps(settings["hooks"]["Stop"])
+
+        # With it: asked once, at the end of the turn that had a failure; the lesson is committed once.
+        seen = len(fake.main_requests())
+        before = _commits(repo)
+        _session(claude, repo, home, fake, "Try the optional dependency once more, please.")
+        bodies = fake.main_requests()[seen:]
+        asked = [b for b in bodies if ASKED in json.dumps(b["messages"])]
+        assert asked, "the reflection never reached the model"
+        reason = next(m for m in asked[0]["messages"] if ASKED in json.dumps(m))
+        assert reason["role"] == "user" and "nosuchmodule_xyz" in json.dumps(reason)  # the failure is a candidate
+        # The session's end: still only once (Claude Code also echoes a block as a system note).
+        told = [m for m in bodies[-1]["messages"] if m["role"] == "user" and ASKED in json.dumps(m)]
+        assert len(told) == 1
+        _learned_after(repo, before)
+
+    session = max((home / ".claude" / "projects").glob("*/*.jsonl"), key=lambda p: p.stat().st_mtime).stem
+    (entry,) = _agent_entries(repo)
+    assert entry["text"] == LESSON and entry["sessions"] == [session]
+    by_agent = [
+        c for c in _commits(repo)
+        if f"Expertise-Session: {session}" in (m := _git(repo, "log", "-1", "--format=%B", c))
+        and "Expertise-Change: agent" in m
+    ]  # fmt: skip
+    assert len(by_agent) == 1
+    assert _staged(repo) == staged_before  # the user's staged work is untouched

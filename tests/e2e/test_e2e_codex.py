@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_codex import FakeResponses
+from fake_codex import FakeResponses, _is_context
 from npm_env import CACHE, NPM_TIMEOUT, REAL_HOME, SESSION_TIMEOUT
 
 from expertise_kit.learning.background import wait_idle
@@ -471,3 +472,67 @@ def test_codex_stop_fires_every_turn_and_a_session_is_counted_once(world: World)
     (entry,) = _failure_entries(world.repo)
     assert entry["recurrence"] == 1 and len(entry["sessions"]) == 1  # learned again, counted once
     assert not _learn_commits(world.repo, new), [_git(world.repo, "log", "-1", "--format=%s", c) for c in new]
+
+
+# -- reflection (docs/reflect.md) ---------------------------------------------------------------------
+
+ASKED = "expertise_kit asks once per session"  # the first words of our reason
+LESSON = "Import nosuchmodule_xyz with PYTHONPATH=vendor: the module lives in vendor/, not site-packages"
+
+
+def _obedient(body: dict[str, Any]) -> tuple[str, ...]:
+    """A model that does what the reflection asks: one `expertise add` with the session it was given.
+    Its reason may come as a user message (a new turn: only the add is left) or within the turn."""
+    items = body.get("input") or []
+    told = [i for i, item in enumerate(items) if ASKED in json.dumps(item)]
+    if not told:
+        return SCRIPT
+    told_text = json.loads(json.dumps(items[told[0]]))["content"][0]["text"]
+    form = re.search(r"\n(\S+) add DOMAIN SECTION \"LESSON\" --session ([\w.-]+)", told_text)
+    assert form, "the reason gives no command to run"
+    add = f'{form[1]} add general best_practices "{LESSON}" --session {form[2]}'
+    # Codex 0.169 sends it as a user message wrapped in `<hook_prompt ...>`, which the fake counts as context.
+    starts_a_turn = items[told[0]].get("role") == "user" and not _is_context(items[told[0]])
+    return (add,) if starts_a_turn else (*SCRIPT, add)
+
+
+def test_codex_reflects_once_only_with_reflect(world: World) -> None:
+    repo = world.repo
+    staged_before = _staged(repo)
+    world.configure("http://127.0.0.1:9/v1")
+    world.trust_hooks()
+    with FakeResponses(_obedient) as fake:
+        world.configure(fake.base_url)
+        world.session(fake, "Check that the optional dependency imports cleanly.")
+        assert not any(ASKED in json.dumps(body) for body in fake.model_requests())  # never without --reflect
+    assert wait_idle(str(repo / ".expertise"), timeout=120)
+
+    out = _expertise(repo, "hooks", "install", "--agent", "codex", "--reflect")
+    assert "reflect: failures" in out
+    assert {h["trustStatus"] for h in _ours(world.trust_hooks()).values()} == {"trusted"}
+    head = _commits(repo)
+    with FakeResponses(_obedient) as fake:
+        world.configure(fake.base_url)
+        done = world.session(fake, "Check again that the optional dependency imports cleanly.")
+        bodies = fake.model_requests()
+    asked = [b for b in bodies if ASKED in json.dumps(b.get("input"))]
+    assert asked, f"the reflection never reached the model: {done.stderr[-2000:]}"
+    last = [item for item in bodies[-1]["input"] if ASKED in json.dumps(item)]
+    assert len(last) == 1, last  # asked once, though Codex's Stop fired again after the agent's answer
+    assert "nosuchmodule_xyz" in json.dumps(last[0])  # the failure is a candidate
+    _learned_since(repo, head)
+
+    agent = [
+        e for row in json.loads(_expertise(repo, "list", "--json"))
+        for e in json.loads(_expertise(repo, "show", row["domain"], "--json"))["entries"] if e.get("source") == "agent"
+    ]  # fmt: skip
+    (entry,) = agent
+    (session,) = entry["sessions"]
+    assert entry["text"] == LESSON and session in json.dumps(last[0])
+    by_agent = [
+        c for c in _commits(repo)
+        if f"Expertise-Session: {session}" in (m := _git(repo, "log", "-1", "--format=%B", c))
+        and "Expertise-Change: agent" in m
+    ]  # fmt: skip
+    assert len(by_agent) == 1
+    assert _staged(repo) == staged_before  # the user's staged work is untouched
