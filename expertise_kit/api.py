@@ -327,13 +327,21 @@ class Expertise:
     # -- writing ---------------------------------------------------------------------------------
 
     def add(
-        self, domain: str, section: str, text: str, *, error: str | None = None, solution: str | None = None
+        self,
+        domain: str,
+        section: str,
+        text: str,
+        *,
+        error: str | None = None,
+        solution: str | None = None,
+        session: str | None = None,
     ) -> JSONObject:
-        """``expertise add --json``: a hand-written entry, scrubbed of secrets, as one revision."""
+        """``expertise add --json``: a hand-written entry, scrubbed of secrets, as one revision; with
+        ``session``, written by that session's agent (``source: agent``, docs/reflect.md)."""
         from expertise_kit.document.names import normalise_section
 
         store = self.store()
-        result, redacted = add_entry(store, domain, section, text, error=error, solution=solution)
+        result, redacted = add_entry(store, domain, section, text, error=error, solution=solution, session=session)
         return add_record(result, store, normalise_section(section), redacted)
 
     def learn(

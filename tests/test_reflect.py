@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_hooks import _hook
 
+from expertise_kit.errors import UserError
 from expertise_kit.learning.reflect import MAX_REASON_CHARS, compose, same_lesson
 from expertise_kit.project import find_project
 
@@ -243,3 +244,35 @@ def test_the_reason_is_bounded(candidates: list[dict[str, Any]], domains: list[s
     reason = compose(candidates, SESSION, domains, mcp=True, program="/" + "x" * 200 + "/expertise")
     assert len(reason) <= MAX_REASON_CHARS
     assert not any(ord(ch) < 32 and ch != "\n" for ch in reason)
+
+
+def test_the_mcp_add_tool_takes_the_session(project: Path, run: Cli) -> None:
+    from expertise_kit.serve.tools import Tools
+
+    added = Tools(project).add("testing", "best_practices", "Price with Decimal, never round()", session=SESSION)
+    assert added["added"] and added["commit"]
+    (entry,) = _entries(run, "testing")
+    assert entry["source"] == "agent" and entry["sessions"] == [SESSION]
+    with pytest.raises(UserError, match="is not a session id"):
+        Tools(project).add("testing", "best_practices", "Another lesson entirely here", session="../x")
+
+
+def test_doctor_says_whether_the_agent_will_be_asked(project: Path, run: Cli) -> None:
+    def reflect_line(agent: str) -> dict[str, Any] | None:
+        done = run("hooks", "doctor", "--agent", agent, "--json")
+        (report,) = json.loads(done.stdout)["agents"]
+        return next((c for c in report["checks"] if c["name"] == "reflect"), None)
+
+    assert run("hooks", "install", "--agent", "claude-code").exit_code == 0
+    assert run("hooks", "install", "--agent", "cursor").exit_code == 0
+    assert reflect_line("claude-code") is None  # off, not installed: nothing to say
+    from expertise_kit.config import set_reflect
+
+    set_reflect(project / ".expertise", "failures")
+    line = reflect_line("claude-code")
+    assert line and line["status"] == "warn" and "--reflect" in line["detail"]
+    cursor = reflect_line("cursor")
+    assert cursor and cursor["status"] == "warn" and "not offered for Cursor" in cursor["detail"]
+    assert run("hooks", "install", "--agent", "claude-code", "--reflect").exit_code == 0
+    line = reflect_line("claude-code")
+    assert line and line["status"] == "ok" and "once per session at Stop" in line["detail"]

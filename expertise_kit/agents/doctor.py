@@ -85,6 +85,7 @@ def _diagnose(root: Path, spec: Agent, env: dict[str, str]) -> AgentReport:
     _version(report, spec, env)
     _trust(report, root, path, spec, env)
     _learning(report, root, spec)
+    _reflect(report, root, spec, found, env)
     if program:
         _round_trip(report, root, spec, env)
     _mcp(report, root, spec, env)
@@ -251,9 +252,8 @@ def _timeouts(report: AgentReport, found: dict[str, list[dict[str, Any]]], spec:
     unit = "milliseconds" if spec.timeout_unit == "ms" else "seconds"
     wrong = []
     for event, hooks in found.items():
-        mode = ours(hooks[0]) or wanted.get(event, "pre")
-        expected = timeout_for(spec, mode, event)
-        for hook in hooks:
+        for hook in hooks:  # Codex's Stop holds two of ours: post and reflect
+            expected = timeout_for(spec, ours(hook) or wanted.get(event, "pre"), event)
             value = hook.get("timeout")
             if value != expected:
                 wrong.append(f"{event} has {value!r}, expected {expected}")
@@ -465,6 +465,36 @@ def _learning(report: AgentReport, root: Path, spec: Agent) -> None:
     else:
         end = "after every turn" if spec.end_per_turn else "at session end"
         report.add("learning", "ok", f"learns {end} ({', '.join(spec.end_events)}), in the background")
+
+
+def _reflect(
+    report: AgentReport, root: Path, spec: Agent, found: dict[str, list[dict[str, Any]]], env: dict[str, str]
+) -> None:
+    """Whether the agent will be asked to write its lessons (docs/reflect.md), and why not."""
+    from expertise_kit.config import load_config
+    from expertise_kit.errors import UserError
+    from expertise_kit.learning.reflect import ENV_SWITCH
+
+    try:
+        mode = load_config(root / ".expertise").reflect
+    except UserError:
+        return  # the config check reports it
+    hooked = any(ours(h) == "reflect" for hooks in found.values() for h in hooks)
+    if spec.reflect_event is None:
+        if mode != "off" or hooked:
+            report.add("reflect", "warn", f"`reflect: {mode}` does nothing for {spec.name}: {spec.reflect_note}")
+        return
+    if mode == "off":
+        if hooked:
+            report.add("reflect", "ok", f"the {spec.reflect_event} hook is installed; `reflect: off` in config.yaml")
+        return
+    if not hooked:
+        report.add("reflect", "warn", f"`reflect: {mode}` in config.yaml, but no {spec.reflect_event} hook: run "
+                                      f"`expertise hooks install --agent {spec.name} --reflect`")  # fmt: skip
+        return
+    off = env.get(ENV_SWITCH, "").strip().lower() in ("off", "0", "no", "false")
+    detail = f"asks once per session at {spec.reflect_event} (`reflect: {mode}`)"
+    report.add("reflect", "ok", detail + (f"; {ENV_SWITCH}=off here turns it off" if off else ""))
 
 
 def _round_trip(report: AgentReport, root: Path, spec: Agent, env: dict[str, str]) -> None:

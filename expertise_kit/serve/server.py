@@ -143,10 +143,18 @@ def build_server(tools: Tools, *, read_only: bool = False) -> MCPServer[Any]:
         solution: Annotated[
             str | None, Field(max_length=MAX_TEXT_CHARS, description="For learned_from_failures: what fixed it.")
         ] = None,
+        session: Annotated[
+            str | None,
+            Field(
+                max_length=128,
+                description="Only when expertise_kit asked you to record lessons: the session id it gave.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Record a hand-written entry as one git commit of .expertise/ only, as `expertise add` does. Secrets
-        are scrubbed first. An entry already present (same id) is not added twice."""
-        return tools.add(domain, section, text, error, solution)
+        are scrubbed first. An entry already present (same id) is not added twice. With session, it is
+        recorded as written by the agent of that session."""
+        return tools.add(domain, section, text, error, solution, session)
 
     def feedback(
         entry_id: Annotated[str, Field(description="The id of the entry (4 or more of its characters).")],

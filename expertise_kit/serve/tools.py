@@ -184,29 +184,24 @@ class Tools:
     # -- add -------------------------------------------------------------------------------------
 
     def add(
-        self, domain: str, section_name: str, text: str, error: str | None = None, solution: str | None = None
+        self,
+        domain: str,
+        section_name: str,
+        text: str,
+        error: str | None = None,
+        solution: str | None = None,
+        session: str | None = None,
     ) -> dict[str, Any]:
+        from expertise_kit.api import add_entry
+
         validate_domain_name(domain)
         key = normalise_section(section_name)
-        if (error or solution) and key != "learned_from_failures":
-            raise UserError("error and solution only apply to learned_from_failures", hint="leave them out")
         # Checked as given first (sizes, control characters, a path outside the project), so a huge paste is
-        # refused before it is scanned; then scrubbed, and built again from what is left.
+        # refused before it is scanned; then scrubbed and built again by the one add path.
         manual_item(key, text, error=error, solution=solution)
-        redacted: dict[str, int] = {}
-        scrubbed: list[str | None] = []
-        for value in (text, error, solution):
-            if value is None:
-                scrubbed.append(None)
-                continue
-            clean, counts = redact_counting(value)
-            for kind, count in counts.items():
-                redacted[kind] = redacted.get(kind, 0) + count
-            scrubbed.append(clean)
-        raw = manual_item(key, scrubbed[0] or "", error=scrubbed[1], solution=scrubbed[2])
         with self._lock:
             store = self._store()
-            result = store.add_items(domain, [(key, raw)])
+            result, redacted = add_entry(store, domain, key, text, error=error, solution=solution, session=session)
         relative = result.path.relative_to(store.project.root).as_posix()
         reply: dict[str, Any] = {"domain": domain, "section": key, "path": relative}
         if result.duplicates:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_gemini import FakeGemini
+from fake_gemini import FakeGemini, _is_agent_turn, _results_since_prompt
 from npm_env import CACHE, NPM_TIMEOUT, REAL_HOME, SESSION_TIMEOUT
 from ruamel.yaml import YAML
 
@@ -337,3 +338,80 @@ def test_hooks_doctor_sees_this_gemini(sessions: Sessions) -> None:
     for name in ("config", "hooks", "timeouts", "command", "trust", "round-trip"):
         assert checks[name]["status"] == "ok", checks[name]
     assert done.returncode == 0, done.stderr
+
+
+# -- reflection (docs/reflect.md): Gemini CLI's AfterAgent can send the agent back -------------------
+
+ASKED = "expertise_kit asks once per session"  # the first words of our reason
+LESSON = "Import nosuchmodule_xyz with PYTHONPATH=vendor: the module lives in vendor/, not site-packages"
+FORM = r"\n(\S+) add DOMAIN SECTION \"LESSON\" --session ([\w.-]+)"  # the command our reason gives
+
+
+class _Obedient(FakeGemini):
+    """The scripted model, and when our reason arrives (a user turn of its own), the lesson it asks for."""
+
+    def _answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        asked = None
+        for turn in reversed(body.get("contents") or []):
+            parts = [p for p in turn.get("parts") or [] if isinstance(p, dict)]
+            if turn.get("role") != "user" or any("functionResponse" in p for p in parts):
+                continue
+            asked = next((f for p in parts if ASKED in str(p.get("text")) and (f := re.search(FORM, p["text"]))), None)
+            break
+        if asked is None or not _is_agent_turn(body):
+            return super()._answer(body)
+        if _results_since_prompt(body):
+            return [{"text": "Recorded."}]
+        add = f'{asked[1]} add general best_practices "{LESSON}" --session {asked[2]}'
+        return [{"functionCall": {"name": "run_shell_command", "args": {"command": add, "description": "record"}}}]
+
+
+def test_gemini_reflects_once_only_with_reflect(tmp_path: Path) -> None:
+    entry = _install()
+    home, root = tmp_path / "home", tmp_path / "repo"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+    }))  # fmt: skip
+    root.mkdir()
+    _git(root, home, "init", "-q", "-b", "main")
+    (root / "vendor").mkdir()
+    (root / "vendor" / "nosuchmodule_xyz.py").write_text("VALUE = 1\n")
+    _git(root, home, "add", "vendor")
+    _git(root, home, "commit", "-q", "-m", "initial")
+    expertise = [sys.executable, "-m", "expertise_kit", "-C", str(root)]
+    _run([*expertise, "init", "--agent", "gemini"], root, _env(home))
+    (root / "notes.txt").write_text(STAGED)
+    _git(root, home, "add", "notes.txt")
+    staged_before = _git(root, home, "diff", "--cached")
+    calls = [
+        ("run_shell_command", {"command": FAILING, "description": "check the import"}),
+        ("run_shell_command", {"command": FIX, "description": "import it from vendor/"}),
+    ]
+    with _Obedient(calls) as server:
+        _gemini(entry, root, home, server, "Check that the package imports cleanly")
+        assert not any(ASKED in json.dumps(r["body"]) for r in server.agent_requests())  # never without it
+    _learned(root, home)
+    out = _run([*expertise, "hooks", "install", "--agent", "gemini", "--reflect"], root, _env(home)).stdout
+    assert "reflect: failures" in out
+    with _Obedient(calls) as server:
+        _gemini(entry, root, home, server, "Run the import check again")
+        bodies = [r["body"] for r in server.agent_requests()]
+    _learned(root, home)
+    told = [
+        p for turn in bodies[-1]["contents"] if turn.get("role") == "user"
+        for p in turn.get("parts") or [] if ASKED in str(p.get("text"))
+    ]  # fmt: skip
+    assert len(told) == 1, f"asked {len(told)} times"
+    agent = [
+        e for section in ("best_practices",)
+        for e in (YAML(typ="safe").load((root / ".expertise" / "general.yaml").read_text()) or {}).get(section) or []
+        if isinstance(e, dict) and e.get("source") == "agent"
+    ]  # fmt: skip
+    assert [e["text"] for e in agent] == [LESSON]
+    (session,) = agent[0]["sessions"]
+    messages = _git(root, home, "log", "--format=%B%x00").split("\0")
+    assert len([m for m in messages if "Expertise-Change: agent" in m and f"Expertise-Session: {session}" in m]) == 1
+    assert _git(root, home, "diff", "--cached") == staged_before
