@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from test_hooks import _hook
 
 from expertise_kit.errors import UserError
-from expertise_kit.learning.reflect import MAX_REASON_CHARS, compose, same_lesson
+from expertise_kit.learning.reflect import MAX_REASON_CHARS, compose, reflect_mode, same_lesson
 from expertise_kit.project import find_project
 
 SESSION = "5e55104e-1d2c-4b1a-9f00-000000000001"  # shop_session's
@@ -130,6 +130,7 @@ def test_init_reflect_commits_the_mode(repo: Path, run: Cli) -> None:
     assert done.exit_code == 0, done.output
     assert "reflect: failures" in git(repo, "show", "HEAD:.expertise/config.yaml")
     assert "reflect --agent claude-code" in (repo / ".claude/settings.json").read_text()
+    assert reflect_mode(str(repo / ".expertise")) == "failures"  # the render cache init built says so too
 
 
 def _entries(run: Cli, domain: str) -> list[dict[str, Any]]:
@@ -276,3 +277,11 @@ def test_doctor_says_whether_the_agent_will_be_asked(project: Path, run: Cli) ->
     assert run("hooks", "install", "--agent", "claude-code", "--reflect").exit_code == 0
     line = reflect_line("claude-code")
     assert line and line["status"] == "ok" and "once per session at Stop" in line["detail"]
+
+
+def test_a_fact_the_agent_wrote_is_a_convention_at_once(project: Path, run: Cli) -> None:
+    fact = "Payments config lives in settings/payments.toml, not in the environment"
+    assert run("add", "general", "patterns", fact, "--session", SESSION).exit_code == 0
+    payload = {"session_id": "next-session", "cwd": str(project), "hook_event_name": "SessionStart"}
+    done = _hook("pre", "claude-code", json.dumps(payload), project)
+    assert fact in done.stdout  # in the next session's essentials, as a hand-written convention is

@@ -193,10 +193,14 @@ def prepare_entry(entry: dict[str, Any], token_count: int) -> dict[str, Any]:
         "stale": bool(entry.get("stale")),
         "learned": bool(entry.get("learned")),
         "manual": not entry.get("learned"),
-        # A rule the user stated (a learned best practice) or a fact two sessions ran into (where a file
-        # really is, a learned pattern seen again): a convention, as a hand-written one is.
+        # A rule the user stated (a learned best practice), a fact two sessions ran into (where a file
+        # really is, a learned pattern seen again) or one the agent wrote down when asked to reflect: a
+        # convention, as a hand-written one is.
         "rule": entry["section"] == "best_practices"
-        or (entry["section"] == "patterns" and int(entry.get("recurrence") or 1) >= 2),
+        or (
+            entry["section"] == "patterns"
+            and (int(entry.get("recurrence") or 1) >= 2 or entry.get("source") == "agent")
+        ),
         "sol": bool(entry.get("solution")),
         # The static part of the sort key: group, recurrence, net feedback, recency, id.
         "order": [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from expertise_kit.config import CONFIG_NAME, CONFIG_TEMPLATE, Config, load_config
@@ -66,7 +66,10 @@ def initialise(project: Project, *, reflect: str | None = None) -> InitResult:
         except OSError as exc:
             raise UserError(f"cannot create it: {exc.strerror}", path=directory, hint="check permissions") from None
         result.created.append(directory)
-    config = load_config(directory) if (directory / CONFIG_NAME).exists() else Config.default()
+    if (directory / CONFIG_NAME).exists():
+        config = load_config(directory)
+    else:  # the config about to be written: the render cache built below holds it
+        config = replace(Config.default(), reflect=reflect or Config.default().reflect)
     store = Store(project, config)
     with store.transaction("manual") as tx:
         wanted: list[tuple[Path, str, str | None]] = [
