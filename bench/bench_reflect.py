@@ -63,11 +63,10 @@ def timing(runs: int) -> None:
     if not sized:
         print("real transcripts not found (../shared): only the start-up is measured")
         return
-    # The largest real session that would be asked: the first look's cost grows with the transcript.
-    transcript = next(
-        p for p in reversed(sized)
-        if any(c["kind"] in FAILURE_KINDS for c in _candidates(str(root / ".expertise"), str(p)))
-    )  # fmt: skip
+    # The largest real sessions that would be asked and that would not: a look's cost grows with the transcript.
+    asks = {p: any(c["kind"] in FAILURE_KINDS for c in _candidates(str(root / ".expertise"), str(p))) for p in sized}
+    transcript = next(p for p in reversed(sized) if asks[p])
+    quiet = next((p for p in reversed(sized) if not asks[p]), None)
     print(f"transcript: {transcript.relative_to(TRANSCRIPTS)} ({transcript.stat().st_size // 1024} KiB)")
     asked = _stop_payload(root, transcript, "bench-asked")
     done = subprocess.run(argv, input=asked, capture_output=True, text=True, env=env, cwd=root, check=True)
@@ -77,7 +76,13 @@ def timing(runs: int) -> None:
         _times(argv, _stop_payload(root, transcript, f"bench-first-{n}"), 1, env, root)
         for n in range(max(3, runs // 4))
     ]  # fmt: skip
-    print(row("reflect hook, first look (dry-run learn)", statistics.median(first), base))
+    print(row("reflect hook, a look that asks (dry-run learn)", statistics.median(first), base))
+    if quiet is not None:
+        print(f"transcript with nothing to ask: {quiet.relative_to(TRANSCRIPTS)} ({quiet.stat().st_size // 1024} KiB)")
+        looks = [
+            _times(argv, _stop_payload(root, quiet, f"bench-quiet-{n}"), 1, env, root) for n in range(max(3, runs // 4))
+        ]  # fmt: skip
+        print(row("reflect hook, a look with nothing to ask", statistics.median(looks), base))
     config = root / ".expertise" / "config.yaml"
     config.write_text(config.read_text().replace("reflect: failures", "reflect: off"))
     pre = json.dumps({"session_id": "bench-pre", "cwd": str(root), "hook_event_name": "SessionStart"})

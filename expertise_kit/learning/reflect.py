@@ -138,8 +138,9 @@ def reflect_stop(agent: str, payload: dict[str, Any], send_back: Callable[[str],
         return None  # nothing new since this session's last look
     if _store_busy(expertise_dir):
         return "another expertise process holds the store's lock; reflection waits for the next turn's end"
-    candidates = _candidates(expertise_dir, path)
     mode = reflect_mode(expertise_dir)
+    wanted = _PARSED_KINDS if mode == "always" else ("failure", "fact")
+    candidates = _candidates(expertise_dir, path) if _worth_a_look(expertise_dir, path, wanted) else []
     if mode != "always" and not any(c["kind"] in _FAILURE_KINDS for c in candidates):
         candidates = []
     if not candidates:
@@ -183,6 +184,24 @@ def _mcp_registered(expertise_dir: str, agent: str) -> bool:
         return registered(Path(expertise_dir).parent, agent)
     except Exception:  # noqa: BLE001 - a settings file we can't read: the command form is enough
         return False
+
+
+_PARSED_KINDS = ("failure", "fact", "rule", "pattern")  # the extractor's kinds that can be candidates
+
+
+def _worth_a_look(expertise_dir: str, transcript: str, kinds: tuple[str, ...]) -> bool:
+    """Whether the transcript holds a learning of ``kinds`` that passes the quality gate: the reading alone,
+    without the store (pydantic, YAML, git), which most turns' ends need not load."""
+    from expertise_kit.learning.extract import extract
+    from expertise_kit.learning.quality import rejection_reason
+    from expertise_kit.learning.transcripts import iter_sessions
+
+    root = str(Path(expertise_dir).parent)
+    for session in iter_sessions([Path(transcript)], "auto", []):
+        for learning in extract(session, root).learnings:
+            if learning.kind in kinds and not rejection_reason(learning.kind, learning.raw):
+                return True
+    return False
 
 
 def _candidates(expertise_dir: str, transcript: str) -> list[dict[str, Any]]:
