@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     rows: list[SeriesFigures] = []
     for spec_path in sorted(LESSONS.glob("*.json")):
-        if spec_path.name.endswith(".verdicts.json"):
+        if spec_path.name.endswith((".verdicts.json", ".reflect.json")):
             continue
         spec = json.loads(spec_path.read_text(encoding="utf-8"))
         if args.series and args.series not in spec["series"]:

@@ -92,8 +92,20 @@ def timing(runs: int) -> None:
     print(row("reflect hook, `reflect: off`", _times(argv, off, runs, env, root), base))
 
 
+def _stand_in(name: str) -> list[str]:
+    """The lessons recorded in ``bench/lessons/<series>.reflect.json``: what a model standing in for the agent
+    wrote when asked, having read only the session's own transcript and the reason (never the lesson list)."""
+    path = LESSONS / f"{name}.reflect.json"
+    if not path.is_file():
+        return []
+    sessions = json.loads(path.read_text())["sessions"]
+    fields = ("text", "error", "solution")
+    return [" ".join(str(lesson.get(k) or "") for k in fields) for lessons in sessions.values() for lesson in lessons]
+
+
 def series(group: str) -> None:
-    specs = [json.loads(p.read_text()) for p in sorted(LESSONS.glob("*.json")) if not p.name.endswith(".verdicts.json")]
+    found = sorted(LESSONS.glob("*.json"))
+    specs = [json.loads(p.read_text()) for p in found if not p.name.endswith((".verdicts.json", ".reflect.json"))]
     totals: dict[bool, dict[str, Any]] = {}
     for spec in specs:
         if not spec["series"].startswith(("claude-", "codex-")):
@@ -124,14 +136,22 @@ def series(group: str) -> None:
         lessons = spec.get("lessons") or []
         in_front = sum(1 for lesson in lessons if any(expresses(t, lesson) for t in shown))
         parsed = sum(1 for lesson in lessons if any(expresses(t, lesson) for t in stored))
+        written = _stand_in(spec["series"])  # what a model standing in for the agent wrote when asked, if recorded
+        together = sum(1 for lesson in lessons if any(expresses(t, lesson) for t in [*stored, *written]))
         label = "held out" if held else "tuned"
         mean = statistics.mean(chars) if chars else 0
         print(
             f"{spec['series']:<24} {label:<9} sessions {len(paths):>3}, asked {asked:>3}, chars {mean:6.0f} mean "
             f"{max(chars, default=0):5d} max; lessons {len(lessons):>3}: among the candidates {in_front:>3}, "
             f"stored by the parser {parsed:>3}"
+            + (f", with the stand-in agent's {len(written)} lessons {together:>3}" if written else "")
         )
-        total = totals.setdefault(held, {"sessions": 0, "asked": 0, "chars": [], "lessons": 0, "front": 0, "parsed": 0})
+        total = totals.setdefault(
+            held, {"sessions": 0, "asked": 0, "chars": [], "lessons": 0, "front": 0, "parsed": 0, "with": 0, "of": 0}
+        )
+        if written:
+            total["with"] += together
+            total["of"] += len(lessons)
         total["sessions"] += len(paths)
         total["asked"] += asked
         total["chars"] += chars
@@ -144,6 +164,7 @@ def series(group: str) -> None:
         print(
             f"{label}: asked in {t['asked']} of {t['sessions']} sessions, {mean:.0f} characters each; of "
             f"{t['lessons']} lessons, {t['front']} among the candidates shown, {t['parsed']} stored by the parser"
+            + (f"; series with a stand-in agent's lessons: {t['with']} of {t['of']} with them" if t["of"] else "")
         )
 
 
