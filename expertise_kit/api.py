@@ -163,7 +163,7 @@ def add_entry(
     if session is None:
         return store.add_items(domain, [(key, item)]), redacted
     from expertise_kit.hook import session_key
-    from expertise_kit.learning.reflect import note_written
+    from expertise_kit.learning.reflect import asked_candidates, lesson_words, note_written, one_lesson
     from expertise_kit.vocab import FILES, TEXT
     from expertise_kit.vocab import section as section_of
 
@@ -176,9 +176,14 @@ def add_entry(
     kind = section_of(key).kind
     raw = {"path": item} if kind == FILES else {"text": item} if kind == TEXT else dict(item)
     raw.update({"source": "agent", "sessions": [session], "first_seen": moment, "last_seen": moment})
-    result = store.add_agent_lesson(domain, key, raw, session)
+    expertise_dir = str(store.project.expertise_dir)
+    shown, words = asked_candidates(expertise_dir, session), lesson_words(raw)
+    result = store.add_agent_lesson(
+        domain, key, raw, session,
+        rewords=lambda section, entry, item: one_lesson(section, entry, lesson_words(item), words, shown),
+    )  # fmt: skip
     if result.added:
-        note_written(str(store.project.expertise_dir), session, result.added)
+        note_written(expertise_dir, session, result.added)
     return result, redacted
 
 

@@ -142,7 +142,7 @@ def _config_of(loaded: LoadedYaml, path: Path) -> Config:
         model.reflect,
     )
 
-_REFLECT_LINE = re.compile(r"^reflect:[ \t]*([^#\n]*?)[ \t]*(#.*)?$", re.M)
+_REFLECT_LINE = re.compile(r"^reflect:[ \t]*([^#\r\n]*?)[ \t]*(#[^\r\n]*)?(?=\r?$)", re.M)
 
 
 def set_reflect(expertise_dir: Path, mode: str) -> bool:
@@ -162,7 +162,8 @@ def set_reflect(expertise_dir: Path, mode: str) -> bool:
         comment = f"  {found.group(2)}" if found.group(2) else ""
         text = f"{text[: found.start()]}reflect: {mode}{comment}{text[found.end() :]}"
     else:
-        text = f"{text}{'' if text.endswith(chr(10)) or not text else chr(10)}reflect: {mode}\n"
+        newline = "\r\n" if "\r\n" in text else "\n"  # the file's own line ends
+        text = f"{text}{'' if text.endswith(newline) or not text else newline}reflect: {mode}{newline}"
     if _config_of(parse_yaml_text(text, path), path).reflect != mode:
         raise UserError("`reflect:` could not be set here", path=path, hint=f"set `reflect: {mode}` by hand")
     write_atomic(path, text.encode("utf-8"))

@@ -207,9 +207,12 @@ def test_the_same_gate_as_every_writer(reflecting: Path, run: Cli) -> None:
         refused = run("add", "security", "patterns", "Rotate keys quarterly", "--session", bad)
         assert refused.exit_code != 0 and "is not a session id" in refused.output
         assert git(reflecting, "rev-parse", "HEAD") == before
-    again = run("add", "security", "patterns", "Deploy keys live in vault, never inline like [REDACTED]",
-                "--session", "other-session")  # fmt: skip
-    assert again.exit_code == 0
+    lines = (reflecting / ".expertise/security.yaml").read_text()
+    assert len(_entries(run, "security")) == 2 and "Trust nothing" in lines
+    head = git(reflecting, "rev-parse", "HEAD")
+    again = run("add", "security", "patterns", "Trust\u202e nothing", "--session", SESSION)  # the same, again
+    assert again.exit_code == 0 and "already present" in again.output
+    assert git(reflecting, "rev-parse", "HEAD") == head and len(_entries(run, "security")) == 2
 
 
 def test_stats_report_the_cost(reflecting: Path, run: Cli, tmp_path: Path) -> None:
@@ -294,3 +297,73 @@ def test_candidates_are_quoted_as_data_and_scrubbed() -> None:
     reason = compose([hostile], SESSION, ["general"])
     assert "data, not instructions" in reason
     assert secret not in reason and "\u202e" not in reason
+
+
+def test_the_agents_lessons_of_one_session_never_replace_each_other(project: Path, run: Cli) -> None:
+    first = "Run pytest with PYTHONPATH=. so the app package imports in unit tests"
+    second = "Run pytest with PYTHONPATH=. and the --integration flag for the app package's integration tests"
+    for lesson in (first, second):
+        assert run("add", "testing", "best_practices", lesson, "--session", SESSION).exit_code == 0
+    assert sorted(e["text"] for e in _entries(run, "testing")) == sorted([first, second])
+
+
+def _learned_by_hand(project: Path, domain: str, sections: dict[str, str]) -> None:
+    """Entries the learner would have written for SESSION, put in the domain file as a hand edit."""
+    path = project / ".expertise" / f"{domain}.yaml"
+    text = path.read_text()
+    for section, body in sections.items():
+        text = text.replace(f"\n{section}: []\n", f"\n{section}:\n{body}")
+    path.write_text(text)
+
+
+def _learned(field: str, value: str) -> str:
+    return f"  - {field}: {value}\n    source: learned\n    sessions: [{SESSION}]\n"
+
+
+def test_only_a_candidate_of_the_same_kind_is_reworded(project: Path, run: Cli) -> None:
+    _learned_by_hand(project, "general", {
+        "core_files": _learned("path", "src/shop/pricing.py"),
+        "successful_techniques": _learned("text", "Ran the checkout flow integration tests with pytest -x"),
+    })  # fmt: skip
+    before = {e["id"] for e in _entries(run, "general")}
+    for lesson in (
+        "Compute prices in src/shop/pricing.py with Decimal, not float",
+        "Run the checkout flow integration tests first with pytest -x when pricing changes",
+    ):
+        assert run("add", "general", "best_practices", lesson, "--session", SESSION).exit_code == 0
+    after = {e["id"] for e in _entries(run, "general")}
+    assert before < after and len(after) == 4  # the key file and the technique are still there
+    from expertise_kit.learning.learn import Learning, _written_by_agent
+
+    key_file = Learning("file", "core_files", {"path": "app/models/order_item.py"}, "app/models/order_item.py")
+    assert _written_by_agent(key_file, "x", [("abcd1234", "Never edit app/models/order_item.py by hand")], None) is None
+
+
+def test_a_lesson_with_a_hand_written_id_is_a_duplicate(project: Path, run: Cli) -> None:
+    hand = "Use Decimal for prices in the shop pricing code"
+    _learned_by_hand(project, "testing", {
+        "patterns": _learned("text", "Prices in the shop pricing code are Decimal"),  # parsed, same words
+        "best_practices": f"  - {hand}\n",  # hand-written, after it in the file
+    })  # fmt: skip
+    done = run("add", "testing", "best_practices", hand, "--session", SESSION)
+    assert done.exit_code == 0 and "already present" in done.output
+    ids = [e["id"] for e in _entries(run, "testing")]
+    assert len(ids) == 2 and len(ids) == len(set(ids))
+
+
+def test_our_reason_and_the_agents_answer_teach_nothing(project: Path, run: Cli, tmp_path: Path) -> None:
+    reason = compose([{"id": "0badc0de", "kind": "failure", "domain": "general", "text": "`make` [boom] -> fix"}],
+                     "gem-session", ["general"])  # fmt: skip
+    session = ClaudeSession("gem-session")
+    session.prompt("Fix the build")
+    session.bash("make", "make: *** [all] Error 1", exit_code=1)
+    session.bash("make -j1", "ok")
+    session.prompt(reason)  # Gemini CLI hands it over as a user turn of its own
+    session.prompt("Stop hook feedback:\n" + reason)  # Claude Code's form
+    session.bash('expertise add general best_practices "Build with make -j1" --session gem-session', "added")
+    session.bash("/opt/tools/bin/expertise add general patterns 'x y z' --session=gem-session", "oops", exit_code=1)
+    transcript = session.write(tmp_path / "g.jsonl")
+    report = json.loads(run("learn", str(transcript), "--dry-run", "--json").output)
+    learned = json.dumps(report)
+    assert "expertise_kit asks" not in learned and "expertise add" not in learned
+    assert report["sessions"][0]["task"] == "Fix the build"

@@ -38,6 +38,10 @@ def install(start: Path, agent: str, with_mcp: bool, reflect: bool) -> None:
     from expertise_kit.project import find_project
 
     project = find_project(start)
+    if reflect:  # a config.yaml that can't take `reflect:` is refused before anything is written
+        from expertise_kit.config import load_config
+
+        load_config(project.expertise_dir)
     if with_mcp:
         check_mcp(project.root, agent)  # a refusal comes before anything is written
         check_server_starts(project.root)

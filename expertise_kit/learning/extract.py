@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -1073,7 +1073,13 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
         extraction.learnings.append(Learning("failure", "learned_from_failures", raw, text, named, gotcha=gotcha))
 
 
+# The agent recording its lessons when asked to reflect (docs/reflect.md): work on our store, not the project's.
+_REFLECTION_ANSWER = re.compile(r"(?:^|[\s/'\"])expertise['\"]?\s+add\s.*\s--session[\s=]", re.S)
+
+
 def extract(session: Session, project_root: str | None) -> Extraction:
+    if any(_REFLECTION_ANSWER.search(call.command) for call in session.calls if call.command):
+        session = replace(session, calls=[c for c in session.calls if not _REFLECTION_ANSWER.search(c.command)])
     extraction = Extraction(session)
     root = os.path.realpath(project_root) if project_root else None
     rel: dict[str, str] = {}

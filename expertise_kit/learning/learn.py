@@ -13,7 +13,7 @@ from expertise_kit.fast.classify import Rules, classify, rules_from
 from expertise_kit.learning.extract import Extraction, Learning, extract, program_kind
 from expertise_kit.learning.held import HeldFailures
 from expertise_kit.learning.quality import rejection_reason
-from expertise_kit.learning.reflect import same_lesson
+from expertise_kit.learning.reflect import asked_candidates, lesson_words, one_lesson
 from expertise_kit.learning.transcripts import iter_sessions
 from expertise_kit.learning.transcripts.model import safe_session_id
 from expertise_kit.store import MergeResult, Store
@@ -109,20 +109,21 @@ def _known_homes(store: Store) -> tuple[dict[str, str], dict[str, int], dict[str
             if section_name == FILES and is_learned(item):
                 files[domain] = files.get(domain, 0) + 1
             if not isinstance(item, str) and item.source == "agent":
-                wording = " ".join(str(getattr(item, k, "") or "") for k in _WORDING)
                 for session in item.sessions:
-                    by_agent.setdefault(str(session), []).append((item_id(section_name, item), wording))
+                    by_agent.setdefault(str(session), []).append((item_id(section_name, item), lesson_words(item)))
     return homes, files, by_agent
 
 
-_WORDING = ("text", "path", "issue", "error", "solution")
-
-
-def _written_by_agent(learning: Learning, entry: str | None, lessons: list[tuple[str, str]]) -> str | None:
+def _written_by_agent(
+    learning: Learning, entry: str | None, lessons: list[tuple[str, str]], shown: set[str] | None
+) -> str | None:
     """The id of the lesson the session's agent wrote that says what ``learning`` says, if it wrote one:
     the agent's wording is kept, and the parsed one is not added beside it."""
-    words = " ".join([learning.text, *(str(v) for v in learning.raw.values() if isinstance(v, str))])
-    return next((i for i, wording in lessons if i == entry or same_lesson(words, wording)), None)
+    words = lesson_words(learning.raw)
+    return next(
+        (i for i, wording in lessons if i == entry or one_lesson(learning.section, entry or "", words, wording, shown)),
+        None,
+    )
 
 
 CENTRAL_TOUCHES = 3  # commits touching a file, among the last HISTORY_DEPTH, that make it central
@@ -197,7 +198,10 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
             if domain is None:
                 domain = _route(learning, rules, primary)
             reason = rejection_reason(learning.kind, learning.raw)
-            written = _written_by_agent(learning, entry, by_agent.get(str(session.id)) or []) if by_agent else None
+            written = None
+            if str(session.id) in by_agent:
+                shown = asked_candidates(str(store.project.expertise_dir), safe_session_id(session.id))
+                written = _written_by_agent(learning, entry, by_agent[str(session.id)], shown)
             if written:
                 reason = f"the session's agent wrote this lesson itself ({written})"
             if reason:

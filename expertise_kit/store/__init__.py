@@ -8,7 +8,7 @@ fails to parse or validate is refused, never overwritten.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +18,7 @@ from expertise_kit.config import Config, load_config
 from expertise_kit.document.atomic import LOCK_TIMEOUT_SECONDS, ensure_writable, remove_stale_temps, write_lock
 from expertise_kit.document.cap import PrunedEntry
 from expertise_kit.document.domainfile import DomainDoc, load_domain_file
-from expertise_kit.document.entries import is_learned, item_id, item_text, parse_item
+from expertise_kit.document.entries import Item, is_learned, item_id, item_text, parse_item
 from expertise_kit.document.ids import normalise_path
 from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.sightings import add_sighting, combine_sightings
@@ -180,49 +180,67 @@ class Store:
             result.commit = tx.commit(subject or f"expertise({domain}): add {_entries(len(result.added))} by hand")
             return result
 
-    def add_agent_lesson(self, domain: str, section_name: str, raw: dict[str, Any], session: str) -> WriteResult:
+    def add_agent_lesson(
+        self,
+        domain: str,
+        section_name: str,
+        raw: dict[str, Any],
+        session: str,
+        *,
+        rewords: Callable[[str, str, Item], bool] = lambda section_name, entry_id, item: False,
+    ) -> WriteResult:
         """A lesson the agent wrote for ``session`` (docs/reflect.md), as one ``agent`` revision.
 
-        A learned entry the same session produced that says the same lesson (the same id, or most of its
-        words) becomes this one: the agent's wording, the entry's provenance and counts. A hand-written
-        entry with the same id, or one from other sessions, is left alone and nothing is added.
+        An entry with the same id is a duplicate (nothing is added), unless the learner parsed it from this
+        very session: then, as for an entry of this session that ``rewords(section, id, item)`` says is the
+        same lesson, the agent's wording replaces the parsed one and the entry's provenance and counts stay.
         """
         from expertise_kit.document.splice import Remove
-        from expertise_kit.learning.reflect import same_lesson
 
         with self.transaction("agent", sessions=[session]) as tx:
             doc = tx.load(domain)
             result = WriteResult(domain, doc.path)
             parsed = parse_item(section_name, raw)
-            new_id, words = item_id(section_name, parsed), _lesson_words(parsed)
+            new_id = item_id(section_name, parsed)
+            entries = [(s, index, item, item_id(s, item)) for s, index, item in doc.entries()]
+
+            def parsed_here(item: Item) -> bool:
+                return not isinstance(item, str) and item.source == "learned" and session in map(str, item.sessions)
+
+            if any(entry == new_id and not parsed_here(item) for _, _, item, entry in entries):
+                result.duplicates.append(new_id)
+                result.lines = doc.line_count
+                return result
+            target = next(
+                (
+                    (s, index, item, entry) for s, index, item, entry in entries
+                    if parsed_here(item) and (entry == new_id or rewords(s, entry, item))
+                ),
+                None,
+            )  # fmt: skip
             edits: list[Edit] = []
-            for old_section, index, item in doc.entries():
-                same_id = item_id(old_section, item) == new_id
-                ours = is_learned(item) and session in [str(s) for s in item.sessions]  # type: ignore[union-attr]
-                if same_id and not ours:
-                    result.duplicates.append(new_id)
-                    result.lines = doc.line_count
-                    return result
-                if ours and (same_id or same_lesson(words, _lesson_words(item))):
-                    old_id = item_id(old_section, item)
-                    if old_id != new_id:
-                        said = describe_entry(old_id, old_section, item_text(item))
-                        tx.removed.append(f"{said} (reworded by the agent)")
-                    kept = {k: v for k, v in doc.loaded.plain[old_section][index].items() if k not in _WORDING}
-                    raw = {**{k: v for k, v in raw.items() if k in _WORDING}, **kept, "source": "agent"}
-                    if old_section == section_name:
-                        edits.append(Replace(old_section, index, raw))
-                    else:
-                        edits.append(Remove(old_section, index))
-                    break
-            if not any(isinstance(e, Replace) for e in edits):
+            if target is not None:
+                old_section, index, item, old_id = target
+                if old_id != new_id:
+                    said = describe_entry(old_id, old_section, item_text(item))
+                    tx.removed.append(f"{said} (reworded by the agent)")
+                kept = {k: v for k, v in doc.loaded.plain[old_section][index].items() if k not in _WORDING}
+                raw = {**{k: v for k, v in raw.items() if k in _WORDING}, **kept, "source": "agent"}
+                if old_section == section_name:
+                    edits.append(Replace(old_section, index, raw))
+                else:
+                    edits += [Remove(old_section, index), Append(section_name, raw)]
+            else:
                 edits.append(Append(section_name, raw))
             described = {new_id: describe_entry(new_id, section_name, item_text(parsed))}
             capped = tx.edit(doc, edits, described=described)
-            result.added = [new_id] if new_id not in {p.id for p in capped.pruned} else []
             result.pruned, result.lines, result.over_by = capped.pruned, capped.lines, capped.over_by
             result.changed = not tx.empty
-            written = "rewrite 1 entry" if len(edits) == 1 and isinstance(edits[0], Replace) else "add 1 entry"
+            if not result.changed:
+                result.duplicates.append(new_id)  # written before, word for word
+                return result
+            result.added = [new_id] if new_id not in {p.id for p in capped.pruned} else []
+            written = "rewrite 1 entry" if isinstance(edits[0], Replace) else "add 1 entry"
             result.commit = tx.commit(f"expertise({domain}): {written} by the agent in session {session[:8]}")
             return result
 
@@ -353,12 +371,6 @@ class Store:
 
 
 _WORDING = ("text", "path", "issue", "error", "solution")  # what the agent's wording replaces; the rest is kept
-
-
-def _lesson_words(item: Any) -> str:
-    if isinstance(item, str):
-        return item
-    return " ".join(str(getattr(item, key, "") or "") for key in _WORDING)
 
 
 def _flat(text: str) -> str:

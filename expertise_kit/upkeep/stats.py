@@ -187,14 +187,17 @@ def _reflections(store: Store, since: datetime | None) -> dict[str, Any]:
     from expertise_kit.learning.reflect import asked_sessions
 
     cutoff = since.timestamp() if since else None
-    asked = [m for m in asked_sessions(str(store.project.expertise_dir)) if cutoff is None or m["asked"] >= cutoff]
-    chars = [int(m.get("chars") or 0) for m in asked]
+    asked = [
+        m for m in asked_sessions(str(store.project.expertise_dir))
+        if isinstance(m["asked"], (int, float)) and (cutoff is None or m["asked"] >= cutoff)
+    ]  # fmt: skip
+    chars = [m["chars"] if isinstance(m.get("chars"), int) else 0 for m in asked]
     return {
         "sessions": len(asked),
         "chars_total": sum(chars),
         "chars_mean": round(sum(chars) / len(chars)) if chars else 0,
         "chars_max": max(chars, default=0),
-        "written": sum(len(m.get("written") or []) for m in asked),
+        "written": sum(len(m["written"]) for m in asked if isinstance(m.get("written"), list)),
     }
 
 

@@ -262,3 +262,5 @@ def test_claude_code_reflects_once_only_with_reflect(claude: Path, repo: Path, t
     ]  # fmt: skip
     assert len(by_agent) == 1
     assert _staged(repo) == staged_before  # the user's staged work is untouched
+    stored = "".join(p.read_text() for p in (repo / ".expertise").glob("*.yaml"))
+    assert ASKED not in stored and "--session" not in stored  # our reason and the agent's answer teach nothing

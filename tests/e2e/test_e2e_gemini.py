@@ -415,3 +415,5 @@ def test_gemini_reflects_once_only_with_reflect(tmp_path: Path) -> None:
     messages = _git(root, home, "log", "--format=%B%x00").split("\0")
     assert len([m for m in messages if "Expertise-Change: agent" in m and f"Expertise-Session: {session}" in m]) == 1
     assert _git(root, home, "diff", "--cached") == staged_before
+    stored = "".join(p.read_text() for p in (root / ".expertise").glob("*.yaml"))
+    assert ASKED not in stored and "--session" not in stored  # our reason and the agent's answer teach nothing

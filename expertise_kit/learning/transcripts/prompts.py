@@ -12,11 +12,17 @@ import re
 
 from expertise_kit.learning.transcripts.model import MAX_PROMPT_CHARS
 
-__all__ = ["COMPACTION_PREFIX", "is_compaction_summary", "local_command", "task_text"]
+__all__ = ["COMPACTION_PREFIX", "REFLECTION_PREFIX", "is_compaction_summary", "local_command", "task_text"]
 
 # Claude Code writes this at the top of the user message that replaces a compacted conversation.
 COMPACTION_PREFIX = "This session is being continued from a previous conversation"
+# The first words of what the reflection hook sends the agent back with (docs/reflect.md): Gemini CLI hands
+# it over as a user turn of its own, Codex wraps it in <hook_prompt>, Claude Code after "Stop hook feedback:".
+REFLECTION_PREFIX = "expertise_kit asks once per session"
 _HARNESS_PREFIXES = (
+    REFLECTION_PREFIX,
+    "Stop hook feedback:",
+    "<hook_prompt",
     "<command-",
     "<local-command",
     "[Request interrupted",
