@@ -14,7 +14,7 @@ import time
 
 from expertise_kit.fast.cache import cache_dir, read_regular
 
-__all__ = ["injected", "remember", "prompt_budget", "log_path", "MAX_IDS", "EXPIRE_SECONDS"]
+__all__ = ["injected", "remember", "prompt_budget", "log_path", "prune_old", "MAX_IDS", "EXPIRE_SECONDS"]
 
 MAX_IDS = 400
 MAX_BYTES = 16 << 10
@@ -87,7 +87,7 @@ def remember(
     try:
         os.makedirs(directory, exist_ok=True)
         if not given:
-            _prune(directory, now or time.time())
+            prune_old(directory, now or time.time())
         temp = f"{path}.{os.getpid()}.tmp"
         with open(temp, "w", encoding="ascii") as handle:
             handle.write(f"={first},{total}\n" + "\n".join(merged) + "\n")
@@ -115,7 +115,8 @@ def _log(expertise_dir: str, key: str, chars: int, count: int, now: float) -> No
         pass  # statistics are not worth a failed prompt
 
 
-def _prune(directory: str, now: float) -> None:
+def prune_old(directory: str, now: float, age: float = EXPIRE_SECONDS) -> None:
+    """Remove at most ``MAX_PRUNED`` files of ``directory`` not touched for ``age`` seconds."""
     removed = 0
     try:
         names = os.listdir(directory)
@@ -126,7 +127,7 @@ def _prune(directory: str, now: float) -> None:
             return
         path = os.path.join(directory, name)
         try:
-            if now - os.stat(path).st_mtime > EXPIRE_SECONDS:
+            if now - os.stat(path).st_mtime > age:
                 os.unlink(path)
                 removed += 1
         except OSError:

@@ -60,7 +60,6 @@ def _marker(expertise_dir: str, key: str) -> str:
 
 MARKER_BYTES = 64 << 10  # a marker holds a few ids: a bigger file is not one of ours
 MARKER_DAYS = 90  # markers older than this are removed (stats counts what is left), a few per new session
-_PRUNED = 50
 
 
 def _read_marker(path: str) -> dict[str, Any]:
@@ -74,20 +73,10 @@ def _read_marker(path: str) -> dict[str, Any]:
 
 
 def _prune_markers(directory: str, now: float) -> None:
-    """Remove a few markers older than ``MARKER_DAYS``: the directory stays small, however many sessions."""
-    removed = 0
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(directory, name)
-        with contextlib.suppress(OSError):
-            if now - os.stat(path).st_mtime > MARKER_DAYS * 86400:
-                os.unlink(path)
-                removed += 1
-        if removed >= _PRUNED:
-            return
+    """A few markers older than ``MARKER_DAYS`` go: the directory stays small, however many sessions."""
+    from expertise_kit.fast.session import prune_old
+
+    prune_old(directory, now, MARKER_DAYS * 86400)
 
 
 def _write_marker(path: str, data: dict[str, Any]) -> None:
