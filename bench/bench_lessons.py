@@ -116,12 +116,24 @@ def transcripts_of(spec: dict[str, Any]) -> list[Path]:
     return sorted(main, key=_time_key)
 
 
-def run_series(spec: dict[str, Any], verdicts: dict[str, str]) -> SeriesFigures:
+def stand_in_lessons(name: str) -> dict[str, list[dict[str, Any]]]:
+    """``bench/lessons/<series>.reflect.json``: by session (its place in the series), the lessons a model
+    standing in for the agent wrote when asked to reflect (docs/reflect.md); empty where none were recorded."""
+    path = LESSONS / f"{name}.reflect.json"
+    return dict(json.loads(path.read_text(encoding="utf-8"))["sessions"]) if path.is_file() else {}
+
+
+def run_series(spec: dict[str, Any], verdicts: dict[str, str], *, reflect: bool = False) -> SeriesFigures:
     figures = SeriesFigures(spec["series"], bool(spec.get("held_out")))
     replay = Replay("claude-code")
+    written = stand_in_lessons(spec["series"]) if reflect else {}
     try:
-        for path in transcripts_of(spec):
+        for n, path in enumerate(transcripts_of(spec)):
             replay._cli("learn", str(path))
+            for lesson in written.get(str(n), []):  # as the agent would, asked at that session's end
+                extra = [f"--{k}={lesson[k]}" for k in ("error", "solution") if lesson.get(k)]
+                text = [lesson["domain"], lesson["section"], lesson["text"], *extra, f"--session=stand-in-{n}"]
+                replay._cli("add", *text)
         records = [record for _, record in replay.entries()]
         figures.entries = len(records)
         figures.paths = sum(1 for r in records if r.get("section") == "core_files")
@@ -174,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true", help="print missed lessons and unhelped prompts")
     parser.add_argument("--only", choices=("tuned", "held-out"), help="only the series tuned on, or held out")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--reflect", action="store_true",
+        help="also add, after each session, the lessons a stand-in agent wrote when asked (<series>.reflect.json)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if not TRANSCRIPTS.is_dir():
         print(f"real transcripts not found at {TRANSCRIPTS} (../shared)", file=sys.stderr)
@@ -189,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         verdict_path = spec_path.with_name(spec_path.stem + ".verdicts.json")
         verdicts = json.loads(verdict_path.read_text(encoding="utf-8")) if verdict_path.exists() else {}
-        figures = run_series(spec, verdicts)
+        figures = run_series(spec, verdicts, reflect=args.reflect)
         rows.append(figures)
         if args.fixes:
             for record in figures.fixes:
