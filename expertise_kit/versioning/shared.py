@@ -45,6 +45,15 @@ from expertise_kit import clock
 from expertise_kit.errors import UserError
 from expertise_kit.project import GitLocation, Project
 from expertise_kit.versioning.git import SAFE_CONFIG
+from expertise_kit.versioning.ledger import Ledger, ledger_path, parse_ledger
+from expertise_kit.versioning.lifecycle import (
+    Drop,
+    merge_drops,
+    note_origin_branch,
+    origin_of,
+    removed_in_history,
+    retirements,
+)
 from expertise_kit.versioning.objects import _loose
 
 __all__ = [
@@ -604,9 +613,15 @@ def publish(
     message: str,
     line_cap: int,
     plains: dict[Path, dict[str, Any]] | None = None,
+    dropped: dict[Path, dict[str, Drop]] | None = None,
+    learned: dict[Path, list[str]] | None = None,
+    retire_days: int | None = None,
 ) -> Published:
     """Apply this worktree's changes to ``files`` (path -> (domain, text now)) to the shared layer.
-    ``plains``: the data of those texts where the caller has it (the quick merge needs it).
+    ``plains``: the data of those texts where the caller has it (the quick merge needs it). ``dropped``:
+    entries this revision removed on purpose (revert, validate, a hand edit), taken out of the layer
+    whichever branch published them, with a tombstone; ``learned``: entries it added, whose origin is
+    this branch. ``retire_days``: retire the lessons of branches gone that long (None: not now).
 
     Call inside the write lock, after the branch commit. Never raises for git's or the files' sake: a
     write must not fail because the shared layer could not take it (the next revision publishes the
@@ -629,6 +644,14 @@ def publish(
     wanted = {tree_path(project, path): (path, domain, text) for path, (domain, text) in files.items()}
     bases = {rel: _read_base(git, rel) for rel in wanted}
     plains = plains or {}
+    branch = branch_name(git)
+    drops = merge_drops(
+        {tree_path(project, path): ids for path, ids in (dropped or {}).items() if ids},
+        _removed_since_published(project, git),
+    )
+    origins = {tree_path(project, path): ids for path, ids in (learned or {}).items() if ids}
+    if origins:
+        note_origin_branch(git, branch)
     for path, (domain, text) in files.items():
         if path in plains:
             remember_plain(git, text, domain, plains[path])  # the base of this worktree's next merge
@@ -645,26 +668,54 @@ def publish(
         new_files = dict(old_files)
         merged: list[str] = []
         quick: list[str] = []
-        for rel, (path, domain, text) in wanted.items():
+        all_drops = merge_drops(drops, retirements(git, old_files, retire_days) if retire_days is not None else {})
+        removals: list[str] = []
+        for rel in dict.fromkeys([*wanted, *all_drops]):
             sha = old_files.get(rel)
             shared = None
             if sha is not None:
                 with contextlib.suppress(ValueError, OSError, UnicodeDecodeError):
                     shared = read_blob(git, sha).decode("utf-8")
-            result, how, result_plain = _combine(
-                git, bases[rel], shared, text, path=path, domain=domain, line_cap=line_cap, plain=plains.get(path)
-            )
+            if rel in wanted:
+                path, domain, text = wanted[rel]
+                result, how, result_plain = _combine(
+                    git, bases[rel], shared, text, path=path, domain=domain, line_cap=line_cap, plain=plains.get(path)
+                )
+            elif shared is not None:
+                path, domain = git.toplevel / rel, rel.rsplit("/", 1)[-1].removesuffix(".yaml")
+                result, how, result_plain = shared, "", None
+            else:
+                continue
             if how:
                 merged.append(rel)
             if how == "quick":
                 quick.append(rel)
+            entry_ledger = _ledger_at(git, old_files, rel)
+            before_ledger = entry_ledger.to_bytes()
+            for entry in origins.get(rel, []):
+                entry_ledger.add_origin(entry, origin_of(git, branch))
+            gone = dict(all_drops.get(rel, {}))
+            if bases.get(rel, "") is None and entry_ledger.removed:  # a union publish never brings one back
+                gone.update({e: Drop(r.get("cause", "removed"), r.get("text", "")) for e, r in entry_ledger.removed.items()
+                             if e not in origins.get(rel, [])})  # fmt: skip
+            if gone:
+                result, result_plain, said = drop_entries(git, result, path, domain, set(gone), line_cap, result_plain)
+                for entry, text_of in said.items():
+                    drop = gone[entry]
+                    if entry not in entry_ledger.removed:
+                        entry_ledger.tombstone(entry, drop.cause, branch, clock.now().isoformat(), drop.text or text_of)
+                        removals.append(f"{entry} {drop.cause} [{branch}]: {' '.join((drop.text or text_of).split())[:120]}")
+                if said and not how:
+                    how = "dropped"
             if result_plain is not None and how:
                 remember_plain(git, result, domain, result_plain)  # the shared file the next writer merges into
             new_files[rel] = write_object(git, b"blob", result.encode("utf-8"))
+            if entry_ledger.to_bytes() != before_ledger:
+                new_files[ledger_path(rel)] = write_object(git, b"blob", entry_ledger.to_bytes())
         if new_files == old_files and parent is not None:
             break
         tree = write_tree_of(git, new_files)
-        commit = write_commit(git, tree, [parent] if parent else [], message)
+        commit = write_commit(git, tree, [parent] if parent else [], _with_removals(message, removals))
         if update_ref(git, commit, old):
             outcome.commit, outcome.merged, outcome.quick = commit, merged, quick
             with contextlib.suppress(OSError):
@@ -679,6 +730,82 @@ def publish(
     with contextlib.suppress(OSError):
         _note_base_head(git)
     return outcome
+
+
+REMOVED_TRAILER = "Expertise-Shared-Removed"
+
+
+def _with_removals(message: str, removals: list[str]) -> str:
+    """The shared commit's message with a trailer per entry it took out: ``<id> <cause> [branch]: text``."""
+    if not removals:
+        return message
+    return message.rstrip("\n") + "\n" + "".join(f"{REMOVED_TRAILER}: {line}\n" for line in removals)
+
+
+def _ledger_at(git: GitLocation, files: dict[str, str], rel: str) -> Ledger:
+    sha = files.get(ledger_path(rel))
+    if sha is None:
+        return Ledger()
+    try:
+        return parse_ledger(read_blob(git, sha))
+    except (ValueError, OSError):
+        return Ledger()  # not ours (a layer someone made by hand): started again
+
+
+def drop_entries(
+    git: GitLocation, text: str, path: Path, domain: str, ids: set[str], line_cap: int,
+    plain: dict[str, Any] | None = None,
+) -> tuple[str, dict[str, Any] | None, dict[str, str]]:
+    """``text`` without the entries ``ids``: (text, its data, id -> what each removed one said). A text that
+    holds none of them (or is no domain file) is returned as it is."""
+    from pydantic import ValidationError
+
+    from expertise_kit.document.entries import item_id, item_text, parse_item
+    from expertise_kit.vocab import section_names
+
+    plain = plain if plain is not None else _parsed(git, text, path, domain)
+    if plain is None:
+        return text, None, {}
+    found: dict[str, str] = {}
+    where: list[tuple[str, int]] = []
+    for name in section_names():
+        for index, raw in enumerate(plain.get(name) or []):
+            with contextlib.suppress(ValidationError):
+                item = parse_item(name, raw)
+                entry = item_id(name, item)
+                if entry in ids:
+                    found[entry] = item_text(item)
+                    where.append((name, index))
+    if not where:
+        return text, plain, {}
+    from expertise_kit.document.cap import fit_to_cap
+    from expertise_kit.document.domainfile import parse_domain_text
+    from expertise_kit.document.splice import Remove, expected_plain
+
+    try:
+        doc = parse_domain_text(text, path, domain)
+    except UserError:
+        return text, plain, {}
+    edits: list[Any] = [Remove(name, index) for name, index in where]
+    capped = fit_to_cap(doc.loaded, doc.model, edits, line_cap)
+    return capped.text, expected_plain(doc.loaded, capped.edits), found
+
+
+def _removed_since_published(project: Project, git: GitLocation) -> dict[str, dict[str, Drop]]:
+    """Entries this branch held since it last published and no longer holds, when HEAD moved by other
+    means than our own revisions (a merge, a plain commit, a pull): one ``git log``, else nothing."""
+    from expertise_kit.versioning.busy import head_sha
+
+    recorded = _read_text(_branch_dir(git) / "HEAD")
+    head = head_sha(git)
+    if not recorded or not head or head == recorded or not _base_holds(git):
+        return {}
+    parents = _loose_parents(git, head)
+    if parents is not None and parents[:1] == [recorded]:
+        return {}  # only this revision's commit since: its removals are named by the revision itself
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        return removed_in_history(git, tree_path(project, project.expertise_dir), recorded, head)
+    return {}
 
 
 def changed_since_published(

@@ -1,0 +1,256 @@
+"""The shared layer's lifecycle (issue 25): what a team decides about a lesson reaches every agent. A lesson
+removed anywhere it was present leaves the layer, and the removal travels with it across clones; a lesson
+whose branches are gone leaves it too; a fetched layer is checked before it is taken in. Each repro as a
+team would meet it: real git, worktrees, clones and a bare remote, the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import Cli, git, settle
+from test_shared import (  # noqa: F401 - fixtures, used by name
+    FIX,
+    LESSON,
+    clones,
+    learn_fix,
+    learn_session,
+    pre_hook,
+    shared_doc,
+    texts,
+    worktrees,
+)
+
+from expertise_kit.versioning.shared import SHARED_REF
+
+
+def set_config(root: Path, line: str) -> None:
+    config = root / ".expertise" / "config.yaml"
+    key = line.split(":", 1)[0]
+    kept = [row for row in config.read_text().splitlines() if not row.startswith(f"{key}:")]
+    config.write_text("\n".join([*kept, line]) + "\n")
+
+
+def remote_patterns(clone: Path, domain: str = "database") -> list[str]:
+    from expertise_kit.document.domainfile import parse_domain_text
+
+    remote = git(clone, "ls-remote", "origin", SHARED_REF).split()[0]
+    text = git(clone, "show", f"{remote}:.expertise/{domain}.yaml")
+    return texts(parse_domain_text(text, Path("x"), domain).loaded.plain, "patterns")
+
+
+# -- 1. a removal reaches the layer, whichever branch published the lesson ------------------------------
+
+
+def test_a_lesson_merged_into_main_and_reverted_there_leaves_the_layer(worktrees: tuple[Path, Path]) -> None:
+    a, b = worktrees
+    main = a.parent / "repo"
+    sha = learn_fix(a)
+    git(main, "merge", "-q", "--no-ff", "-m", "merge branch-a", "branch-a")
+    assert LESSON in (main / ".expertise" / "general.yaml").read_text()
+    # On main, the merged lesson is reverted: main never published it, yet its removal must reach the layer.
+    result = Cli(main)("revert", sha[:12])
+    assert result.exit_code == 0, result.output
+    assert texts(shared_doc(main, "general"), "learned_from_failures") == []
+    settle(b)
+    assert FIX not in pre_hook(b, "push my branch with git")
+    # branch-a still holds it and publishes again: the removal stands.
+    Cli(a)("add", "general", "patterns", "Another lesson of branch-a")
+    assert texts(shared_doc(main, "general"), "learned_from_failures") == []
+    # history --shared shows the removal and its cause.
+    rows = json.loads(Cli(main)("history", "--shared", "--json").output)
+    removals = [r for row in rows for r in row.get("removals", [])]
+    assert any(r["cause"] == "revert" and LESSON in r["text"] for r in removals), rows[:3]
+    assert "removed" in Cli(main)("history", "--shared").output
+
+
+def test_a_lesson_deleted_by_hand_on_main_and_committed_leaves_the_layer(worktrees: tuple[Path, Path]) -> None:
+    a, b = worktrees
+    main = a.parent / "repo"
+    Cli(a)("add", "database", "patterns", "Bad advice from branch-a")
+    git(main, "merge", "-q", "--no-ff", "-m", "merge branch-a", "branch-a")
+    path = main / ".expertise" / "database.yaml"
+    path.write_text(path.read_text().replace("  - Bad advice from branch-a\n", ""))
+    git(main, "commit", "-q", "-am", "drop bad advice")
+    Cli(main)("add", "testing", "patterns", "Anything on main")  # main's next revision
+    assert "Bad advice from branch-a" not in texts(shared_doc(main, "database"), "patterns")
+    assert "Bad advice from branch-a" not in Cli(b)("render", "--domain", "database").output
+
+
+# -- 2. lessons follow their branches ------------------------------------------------------------------
+
+
+def test_an_abandoned_branch_takes_its_lessons_out_of_the_layer(worktrees: tuple[Path, Path]) -> None:
+    a, b = worktrees
+    main = a.parent / "repo"
+    set_config(main, "shared_retire_days: 0")
+    git(main, "commit", "-q", "-am", "retire at once")
+    git(b, "merge", "-q", "main")
+    Cli(a)("add", "database", "patterns", "Lesson of an abandoned branch")
+    git(main, "worktree", "add", "-q", str(main.parent / "wt-c"), "-b", "branch-c")
+    c = main.parent / "wt-c"
+    Cli(c)("add", "database", "patterns", "Lesson that was merged")
+    git(main, "merge", "-q", "--no-ff", "-m", "merge c", "branch-c")
+    assert "Lesson of an abandoned branch" in Cli(b)("render", "--domain", "database").output
+    for worktree, branch in ((a, "branch-a"), (c, "branch-c")):
+        git(main, "worktree", "remove", "--force", str(worktree))
+        git(main, "branch", "-q", "-D", branch)
+    Cli(b)("add", "testing", "patterns", "Anything on branch-b")  # the next revision anywhere
+    shared = texts(shared_doc(main, "database"), "patterns")
+    assert "Lesson of an abandoned branch" not in shared
+    assert "Lesson that was merged" in shared  # it reached main, a live branch
+    assert "Lesson of an abandoned branch" not in Cli(b)("render", "--domain", "database").output
+    text = Cli(main)("history", "--shared").output
+    assert "retired" in text
+
+
+def test_a_lesson_of_a_deleted_branch_stays_during_the_grace_period(worktrees: tuple[Path, Path]) -> None:
+    a, b = worktrees
+    main = a.parent / "repo"
+    Cli(a)("add", "database", "patterns", "Lesson of a branch deleted a moment ago")
+    git(main, "worktree", "remove", "--force", str(a))
+    git(main, "branch", "-q", "-D", "branch-a")
+    Cli(b)("add", "testing", "patterns", "Anything")
+    assert "Lesson of a branch deleted a moment ago" in texts(shared_doc(main, "database"), "patterns")
+
+
+# -- 1. a remote reset sticks ----------------------------------------------------------------------------
+
+
+def test_a_reset_of_the_remote_layer_sticks_after_others_push_on_top(clones: list[Path]) -> None:  # noqa: F811
+    first, second = clones[0], clones[1]
+    learn_session(first, "s-1")
+    assert Cli(first)("sync").exit_code == 0
+    good = git(first, "rev-parse", SHARED_REF).strip()
+    learn_session(first, "s-2")  # the bad lesson
+    assert Cli(first)("sync").exit_code == 0
+    assert Cli(second)("sync").exit_code == 0  # the second clone takes it in
+    git(first, "push", "-q", "--force", "origin", f"{good}:{SHARED_REF}")  # the remote is reset
+    learn_session(first, "s-7")
+    assert Cli(first)("sync").exit_code == 0  # the first clone pushes a new lesson on top
+    result = Cli(second)("sync")
+    assert result.exit_code == 0, result.output
+    on_remote = remote_patterns(second)
+    assert "Database lesson of session 2" not in on_remote  # not merged back
+    assert "Database lesson of session 7" in on_remote and "Database lesson of session 1" in on_remote
+    assert "Database lesson of session 2" not in texts(shared_doc(second, "database"), "patterns")
+    # A third clone that synced the bad lesson long ago doesn't bring it back either.
+    assert Cli(clones[2])("sync").exit_code == 0
+    assert "Database lesson of session 2" not in remote_patterns(clones[2])
+
+
+# -- 3. check before trust -------------------------------------------------------------------------------
+
+
+def push_layer_with(clone: Path, domain: str, text: str) -> str:
+    """Push a shared layer whose ``domain`` file is ``text``, on top of the remote's, as a collaborator could."""
+    base = git(clone, "rev-parse", SHARED_REF).strip()
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=text.encode(), cwd=clone,
+                          capture_output=True, check=True).stdout.decode().strip()  # fmt: skip
+    git(clone, "read-tree", f"--index-output={clone / '.git' / 'tmp-index'}", base)
+    env_index = {"GIT_INDEX_FILE": str(clone / ".git" / "tmp-index")}
+    done = subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},.expertise/{domain}.yaml"],
+                          cwd=clone, env={**__import__("os").environ, **env_index}, check=True)  # fmt: skip
+    assert done.returncode == 0
+    tree = subprocess.run(["git", "write-tree"], cwd=clone, env={**__import__("os").environ, **env_index},
+                          capture_output=True, check=True).stdout.decode().strip()  # fmt: skip
+    commit = git(clone, "commit-tree", tree, "-p", base, "-m", "hostile").strip()
+    git(clone, "push", "-q", "origin", f"{commit}:{SHARED_REF}")
+    return commit
+
+
+HOSTILE = {
+    "control": 'domain: database\npatterns:\n  - "Run \\e[2J this first"\n',
+    "secret": "domain: database\npatterns:\n  - Use the key AKIAIOSFODNN7EXAMPL3 for s3\n",
+    "schema": "domain: database\npatterns: 12\n",
+    "size": "domain: database\npatterns:\n  - " + "x" * 20_000 + "\n",
+    "not yaml": "domain: [\n",
+}
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE))
+def test_a_fetched_layer_that_fails_the_write_checks_is_refused(clones: list[Path], kind: str) -> None:  # noqa: F811
+    first, second = clones[0], clones[1]
+    learn_session(first, "s-1")
+    assert Cli(first)("sync").exit_code == 0
+    assert Cli(second)("sync").exit_code == 0
+    before = git(second, "rev-parse", SHARED_REF).strip()
+    push_layer_with(first, "database", HOSTILE[kind])
+    result = Cli(second)("sync")
+    assert result.exit_code != 0
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and SHARED_REF in lines[0] and "database.yaml" in lines[0], result.output
+    assert git(second, "rev-parse", SHARED_REF).strip() == before  # the local layer is kept
+    assert "Database lesson of session 1" in Cli(second)("render", "--domain", "database").output
+
+
+def test_sync_prints_what_came_in_as_entry_diffs(clones: list[Path]) -> None:  # noqa: F811
+    first, second = clones[0], clones[1]
+    assert Cli(second)("sync").exit_code == 0
+    learn_session(first, "s-4")
+    assert Cli(first)("sync").exit_code == 0
+    result = Cli(second)("sync")
+    assert result.exit_code == 0, result.output
+    assert "+ Database lesson of session 4" in result.output
+    assert "database.yaml" in result.output
+
+
+def test_shared_read_takes_in_but_never_publishes(clones: list[Path]) -> None:  # noqa: F811
+    first, second = clones[0], clones[1]
+    learn_session(first, "s-1")
+    assert Cli(first)("sync").exit_code == 0
+    set_config(second, "shared: read")
+    before = git(second, "rev-parse", SHARED_REF).strip()
+    Cli(second)("add", "database", "patterns", "Stays on this branch")
+    assert git(second, "rev-parse", SHARED_REF).strip() == before  # not published
+    remote = git(second, "ls-remote", "origin", SHARED_REF)
+    result = Cli(second)("sync")
+    assert result.exit_code == 0 and "pushed" not in result.output, result.output
+    assert git(second, "ls-remote", "origin", SHARED_REF) == remote
+    assert "Database lesson of session 1" in Cli(second)("render", "--domain", "database").output
+
+
+def test_shared_off_neither_reads_nor_publishes(worktrees: tuple[Path, Path]) -> None:
+    a, b = worktrees
+    learn_fix(a)
+    set_config(b, "shared: off")
+    settle(b)
+    assert FIX not in pre_hook(b, "push my new branch to origin with git")
+    assert FIX not in Cli(b)("render", "--domain", "general").output
+    before = git(b, "rev-parse", SHARED_REF).strip()
+    Cli(b)("add", "general", "patterns", "Local only")
+    assert git(b, "rev-parse", SHARED_REF).strip() == before
+    result = Cli(b)("sync")
+    assert result.exit_code != 0 and "shared: off" in result.output
+
+
+def test_a_bad_shared_setting_is_refused_with_its_line(repo: Path) -> None:
+    Cli(repo)("init")
+    set_config(repo, "shared: sometimes")
+    result = Cli(repo)("add", "general", "patterns", "x")
+    assert result.exit_code != 0 and "config.yaml" in result.output and "shared" in result.output
+
+
+# -- 7. any object format ----------------------------------------------------------------------------------
+
+
+def test_the_layer_works_in_a_sha256_repository(tmp_path: Path) -> None:
+    root = tmp_path / "sha256"
+    root.mkdir()
+    git(root, "init", "-q", "--object-format=sha256", "-b", "main")
+    (root / "README.md").write_text("# demo\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-q", "-m", "initial")
+    assert Cli(root)("init").exit_code == 0
+    git(root, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "other")
+    Cli(tmp_path / "wt")("add", "database", "patterns", "Learned in a sha256 repo")
+    assert len(git(root, "rev-parse", SHARED_REF).strip()) == 64
+    assert git(root, "fsck", "--no-dangling").strip() == ""
+    assert "Learned in a sha256 repo" in Cli(root)("render", "--domain", "database").output
+    path = tmp_path / "wt" / ".expertise" / "database.yaml"
+    path.write_text(path.read_text().replace("  - Learned in a sha256 repo\n", ""))
+    git(tmp_path / "wt", "commit", "-q", "-am", "drop")
+    Cli(tmp_path / "wt")("add", "testing", "patterns", "Anything")
+    assert "Learned in a sha256 repo" not in texts(shared_doc(root, "database"), "patterns")
