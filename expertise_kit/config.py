@@ -35,7 +35,7 @@ line_cap: {DEFAULT_LINE_CAP}  # lines per domain file; learned entries are prune
 failure_retention_days: {DEFAULT_RETENTION_DAYS}  # `expertise validate` prunes failures not seen for this long
 core_files_max: {DEFAULT_CORE_FILES_MAX}  # learned key files a domain: edited in 2+ sessions, or central in history
 shared: on  # on: read and publish the shared layer (refs/expertise/shared); read: only read it; off: neither
-shared_retire_days: {DEFAULT_RETIRE_DAYS}  # a lesson whose branches were all deleted unmerged leaves the layer after this
+shared_retire_days: {DEFAULT_RETIRE_DAYS}  # days after its branches were deleted unmerged that a lesson leaves it
 # The seven built-in domains ({", ".join(DEFAULT_DOMAINS)}) always exist.
 # Add your own here, or extend a built-in domain's rules. For example:
 #   payments:

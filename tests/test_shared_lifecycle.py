@@ -6,23 +6,17 @@ team would meet it: real git, worktrees, clones and a bare remote, the CLI."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from conftest import Cli, git, settle
-from test_shared import (  # noqa: F401 - fixtures, used by name
-    FIX,
-    LESSON,
-    clones,
-    learn_fix,
-    learn_session,
-    pre_hook,
-    shared_doc,
-    texts,
-    worktrees,
-)
+from test_shared import FIX, LESSON, learn_fix, learn_session, pre_hook, shared_doc, texts
 
+from expertise_kit import clock
+from expertise_kit.config import DEFAULT_RETIRE_DAYS
 from expertise_kit.versioning.shared import SHARED_REF
 
 
@@ -82,12 +76,11 @@ def test_a_lesson_deleted_by_hand_on_main_and_committed_leaves_the_layer(worktre
 # -- 2. lessons follow their branches ------------------------------------------------------------------
 
 
-def test_an_abandoned_branch_takes_its_lessons_out_of_the_layer(worktrees: tuple[Path, Path]) -> None:
+def test_an_abandoned_branch_takes_its_lessons_out_of_the_layer(
+    worktrees: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, b = worktrees
     main = a.parent / "repo"
-    set_config(main, "shared_retire_days: 0")
-    git(main, "commit", "-q", "-am", "retire at once")
-    git(b, "merge", "-q", "main")
     Cli(a)("add", "database", "patterns", "Lesson of an abandoned branch")
     git(main, "worktree", "add", "-q", str(main.parent / "wt-c"), "-b", "branch-c")
     c = main.parent / "wt-c"
@@ -97,48 +90,64 @@ def test_an_abandoned_branch_takes_its_lessons_out_of_the_layer(worktrees: tuple
     for worktree, branch in ((a, "branch-a"), (c, "branch-c")):
         git(main, "worktree", "remove", "--force", str(worktree))
         git(main, "branch", "-q", "-D", branch)
-    Cli(b)("add", "testing", "patterns", "Anything on branch-b")  # the next revision anywhere
+    Cli(b)("add", "testing", "patterns", "Anything on branch-b")  # the next revision: within the grace period
+    assert "Lesson of an abandoned branch" in texts(shared_doc(main, "database"), "patterns")
+    later = clock.now() + timedelta(days=DEFAULT_RETIRE_DAYS, hours=1)
+    monkeypatch.setattr(clock, "now", lambda: later)
+    Cli(b)("add", "testing", "patterns", "Anything later on branch-b")  # past it
     shared = texts(shared_doc(main, "database"), "patterns")
     assert "Lesson of an abandoned branch" not in shared
     assert "Lesson that was merged" in shared  # it reached main, a live branch
     assert "Lesson of an abandoned branch" not in Cli(b)("render", "--domain", "database").output
-    text = Cli(main)("history", "--shared").output
-    assert "retired" in text
+    assert "(retired on branch-b)" in Cli(main)("history", "--shared").output
 
 
-def test_a_lesson_of_a_deleted_branch_stays_during_the_grace_period(worktrees: tuple[Path, Path]) -> None:
-    a, b = worktrees
-    main = a.parent / "repo"
-    Cli(a)("add", "database", "patterns", "Lesson of a branch deleted a moment ago")
-    git(main, "worktree", "remove", "--force", str(a))
-    git(main, "branch", "-q", "-D", "branch-a")
-    Cli(b)("add", "testing", "patterns", "Anything")
-    assert "Lesson of a branch deleted a moment ago" in texts(shared_doc(main, "database"), "patterns")
+def test_the_grace_period_is_configurable_and_sync_retires_too(clones: list[Path]) -> None:
+    first = clones[0]
+    set_config(first, "shared_retire_days: 0")
+    git(first, "commit", "-q", "-am", "retire at once")
+    git(first, "checkout", "-q", "-b", "spike")
+    Cli(first)("add", "database", "patterns", "Lesson of a spike")
+    git(first, "checkout", "-q", "main")
+    git(first, "branch", "-q", "-D", "spike")
+    result = Cli(first)("sync")
+    assert result.exit_code == 0, result.output
+    assert "Lesson of a spike" not in texts(shared_doc(first, "database"), "patterns")
+    assert "Lesson of a spike" not in remote_patterns(first)
 
 
 # -- 1. a remote reset sticks ----------------------------------------------------------------------------
 
 
-def test_a_reset_of_the_remote_layer_sticks_after_others_push_on_top(clones: list[Path]) -> None:  # noqa: F811
-    first, second = clones[0], clones[1]
+def test_a_reset_of_the_remote_layer_sticks_after_others_push_on_top(clones: list[Path]) -> None:
+    first, second, third = clones
     learn_session(first, "s-1")
     assert Cli(first)("sync").exit_code == 0
     good = git(first, "rev-parse", SHARED_REF).strip()
-    learn_session(first, "s-2")  # the bad lesson
-    assert Cli(first)("sync").exit_code == 0
+    assert Cli(third)("sync").exit_code == 0
+    learn_session(third, "s-2")  # the bad lesson
+    assert Cli(third)("sync").exit_code == 0
     assert Cli(second)("sync").exit_code == 0  # the second clone takes it in
-    git(first, "push", "-q", "--force", "origin", f"{good}:{SHARED_REF}")  # the remote is reset
+    git(third, "push", "-q", "--force", "origin", f"{good}:{SHARED_REF}")  # the remote is reset to before it
     learn_session(first, "s-7")
-    assert Cli(first)("sync").exit_code == 0  # the first clone pushes a new lesson on top
+    assert Cli(first)("sync").exit_code == 0  # the first clone (which never saw it) pushes a new lesson on top
     result = Cli(second)("sync")
     assert result.exit_code == 0, result.output
     on_remote = remote_patterns(second)
     assert "Database lesson of session 2" not in on_remote  # not merged back
     assert "Database lesson of session 7" in on_remote and "Database lesson of session 1" in on_remote
     assert "Database lesson of session 2" not in texts(shared_doc(second, "database"), "patterns")
-    # A third clone that synced the bad lesson long ago doesn't bring it back either.
-    assert Cli(clones[2])("sync").exit_code == 0
-    assert "Database lesson of session 2" not in remote_patterns(clones[2])
+    assert "Database lesson of session 2" not in Cli(second)("render", "--domain", "database").output
+    # The clone that learned it (its branch still holds it) syncs and doesn't bring it back either.
+    assert Cli(third)("sync").exit_code == 0
+    assert "Database lesson of session 2" not in remote_patterns(third)
+    learn_session(third, "s-8")
+    assert Cli(third)("sync").exit_code == 0
+    assert "Database lesson of session 2" not in remote_patterns(third)
+    # The removal is in the layer, with its cause, for every clone.
+    assert Cli(first)("sync").exit_code == 0
+    rows = json.loads(Cli(first)("history", "--shared", "--json").output)
+    assert any(r["cause"] == "reset" for row in rows for r in row.get("removals", [])), rows[:3]
 
 
 # -- 3. check before trust -------------------------------------------------------------------------------
@@ -151,11 +160,11 @@ def push_layer_with(clone: Path, domain: str, text: str) -> str:
                           capture_output=True, check=True).stdout.decode().strip()  # fmt: skip
     git(clone, "read-tree", f"--index-output={clone / '.git' / 'tmp-index'}", base)
     env_index = {"GIT_INDEX_FILE": str(clone / ".git" / "tmp-index")}
-    done = subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},.expertise/{domain}.yaml"],
-                          cwd=clone, env={**__import__("os").environ, **env_index}, check=True)  # fmt: skip
-    assert done.returncode == 0
-    tree = subprocess.run(["git", "write-tree"], cwd=clone, env={**__import__("os").environ, **env_index},
-                          capture_output=True, check=True).stdout.decode().strip()  # fmt: skip
+    env = {**os.environ, **env_index}
+    subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},.expertise/{domain}.yaml"],
+                   cwd=clone, env=env, check=True)  # fmt: skip
+    tree = subprocess.run(["git", "write-tree"], cwd=clone, env=env, capture_output=True,
+                          check=True).stdout.decode().strip()  # fmt: skip
     commit = git(clone, "commit-tree", tree, "-p", base, "-m", "hostile").strip()
     git(clone, "push", "-q", "origin", f"{commit}:{SHARED_REF}")
     return commit
@@ -171,7 +180,7 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("kind", list(HOSTILE))
-def test_a_fetched_layer_that_fails_the_write_checks_is_refused(clones: list[Path], kind: str) -> None:  # noqa: F811
+def test_a_fetched_layer_that_fails_the_write_checks_is_refused(clones: list[Path], kind: str) -> None:
     first, second = clones[0], clones[1]
     learn_session(first, "s-1")
     assert Cli(first)("sync").exit_code == 0
@@ -186,7 +195,7 @@ def test_a_fetched_layer_that_fails_the_write_checks_is_refused(clones: list[Pat
     assert "Database lesson of session 1" in Cli(second)("render", "--domain", "database").output
 
 
-def test_sync_prints_what_came_in_as_entry_diffs(clones: list[Path]) -> None:  # noqa: F811
+def test_sync_prints_what_came_in_as_entry_diffs(clones: list[Path]) -> None:
     first, second = clones[0], clones[1]
     assert Cli(second)("sync").exit_code == 0
     learn_session(first, "s-4")
@@ -197,7 +206,7 @@ def test_sync_prints_what_came_in_as_entry_diffs(clones: list[Path]) -> None:  #
     assert "database.yaml" in result.output
 
 
-def test_shared_read_takes_in_but_never_publishes(clones: list[Path]) -> None:  # noqa: F811
+def test_shared_read_takes_in_but_never_publishes(clones: list[Path]) -> None:
     first, second = clones[0], clones[1]
     learn_session(first, "s-1")
     assert Cli(first)("sync").exit_code == 0

@@ -58,7 +58,8 @@ class Ledger:
     def to_bytes(self) -> bytes:
         """One line per record, sorted: a change to one lesson is a one-line diff."""
         lines = ["{", '"removed": {']
-        lines.append(",\n".join(f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(self.removed.items())))
+        removed = sorted(self.removed.items())
+        lines.append(",\n".join(f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in removed))
         lines += ["},", '"origins": {']
         lines.append(",\n".join(f"{json.dumps(k)}: {json.dumps(sorted(v))}" for k, v in sorted(self.origins.items())))
         lines += ["}", "}"]

@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+
 from expertise_kit import clock
 from expertise_kit.project import GitLocation
 
@@ -89,10 +90,9 @@ def _branch_exists(git: GitLocation, branch: str) -> bool:
         return run(git, ["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"]).returncode == 0
     if (git.common_dir / "refs" / "heads" / branch).is_file():
         return True
-    with contextlib.suppress(OSError):
-        with open(git.common_dir / "packed-refs", "rb") as packed:
-            wanted = f" refs/heads/{branch}".encode()
-            return any(line.rstrip(b"\n").endswith(wanted) for line in packed)
+    with contextlib.suppress(OSError), open(git.common_dir / "packed-refs", "rb") as packed:
+        wanted = f" refs/heads/{branch}".encode()
+        return any(line.rstrip(b"\n").endswith(wanted) for line in packed)
     return False
 
 

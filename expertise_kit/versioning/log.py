@@ -139,7 +139,12 @@ def read_history(
             return rows
         if rev is not None:
             args.append(rev)
-        result = run_git(repo, [*args, "--", pathspec(project, domain)], check=False)
+        paths = [pathspec(project, domain)]
+        if rev is not None and domain is None:
+            from expertise_kit.versioning.ledger import LEDGER_DIR
+
+            paths.append(f"{LEDGER_DIR}/")  # a shared revision may change only what it removed (tombstones)
+        result = run_git(repo, [*args, "--", *paths], check=False)
         if result.status != 0:
             if "does not have any commits" in result.stderr or "bad default revision" in result.stderr:
                 return rows  # an unborn branch has no log yet

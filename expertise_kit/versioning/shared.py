@@ -629,7 +629,7 @@ def publish(
     """
     git = project.git
     outcome = Published()
-    if git is None or not files:
+    if git is None or (not files and retire_days is None):
         return outcome
     from expertise_kit.versioning.busy import _IN_PROGRESS
 
@@ -690,28 +690,17 @@ def publish(
                 merged.append(rel)
             if how == "quick":
                 quick.append(rel)
-            entry_ledger = _ledger_at(git, old_files, rel)
-            before_ledger = entry_ledger.to_bytes()
-            for entry in origins.get(rel, []):
-                entry_ledger.add_origin(entry, origin_of(git, branch))
-            gone = dict(all_drops.get(rel, {}))
-            if bases.get(rel, "") is None and entry_ledger.removed:  # a union publish never brings one back
-                gone.update({e: Drop(r.get("cause", "removed"), r.get("text", "")) for e, r in entry_ledger.removed.items()
-                             if e not in origins.get(rel, [])})  # fmt: skip
-            if gone:
-                result, result_plain, said = drop_entries(git, result, path, domain, set(gone), line_cap, result_plain)
-                for entry, text_of in said.items():
-                    drop = gone[entry]
-                    if entry not in entry_ledger.removed:
-                        entry_ledger.tombstone(entry, drop.cause, branch, clock.now().isoformat(), drop.text or text_of)
-                        removals.append(f"{entry} {drop.cause} [{branch}]: {' '.join((drop.text or text_of).split())[:120]}")
-                if said and not how:
-                    how = "dropped"
+            union = bases.get(rel, "") is None
+            changes = _Lifecycle(git, branch, origins.get(rel, []), all_drops.get(rel, {}), union=union)
+            result, result_plain = changes.apply(
+                old_files, new_files, rel, result, result_plain, path, domain, line_cap
+            )
+            removals += changes.removals
+            if changes.removals and not how:
+                how = "dropped"
             if result_plain is not None and how:
                 remember_plain(git, result, domain, result_plain)  # the shared file the next writer merges into
             new_files[rel] = write_object(git, b"blob", result.encode("utf-8"))
-            if entry_ledger.to_bytes() != before_ledger:
-                new_files[ledger_path(rel)] = write_object(git, b"blob", entry_ledger.to_bytes())
         if new_files == old_files and parent is not None:
             break
         tree = write_tree_of(git, new_files)
@@ -740,6 +729,47 @@ def _with_removals(message: str, removals: list[str]) -> str:
     if not removals:
         return message
     return message.rstrip("\n") + "\n" + "".join(f"{REMOVED_TRAILER}: {line}\n" for line in removals)
+
+
+@dataclass
+class _Lifecycle:
+    """One file's part of a publish beyond the merge: this branch as the origin of what it learned, the
+    entries to take out (``dropped``, with a tombstone each), and for a union publish (a branch's first)
+    no tombstoned entry brought back."""
+
+    git: GitLocation
+    branch: str
+    learned: list[str]
+    dropped: dict[str, Drop]
+    union: bool
+    removals: list[str] = field(default_factory=list)  # trailer values: ``<id> <cause> [branch]: text``
+
+    def apply(
+        self, old_files: dict[str, str], new_files: dict[str, str], rel: str, text: str,
+        plain: dict[str, Any] | None, path: Path, domain: str, line_cap: int,
+    ) -> tuple[str, dict[str, Any] | None]:  # fmt: skip
+        """``text`` (the file as published) with the drops made, and its data; the ledger written to ``new_files``."""
+        ledger = _ledger_at(self.git, old_files, rel)
+        before = ledger.to_bytes()
+        for entry in self.learned:
+            ledger.add_origin(entry, origin_of(self.git, self.branch))
+        gone = dict(self.dropped)
+        if self.union:  # a branch's first publish never brings a removed lesson back
+            gone.update({
+                entry: Drop(record.get("cause", "removed"), record.get("text", ""))
+                for entry, record in ledger.removed.items() if entry not in self.learned
+            })  # fmt: skip
+        if gone:
+            text, plain, said = drop_entries(self.git, text, path, domain, set(gone), line_cap, plain)
+            for entry, what in said.items():
+                if entry in ledger.removed:
+                    continue
+                what = gone[entry].text or what
+                ledger.tombstone(entry, gone[entry].cause, self.branch, clock.now().isoformat(), what)
+                self.removals.append(f"{entry} {gone[entry].cause} [{self.branch}]: {' '.join(what.split())[:120]}")
+        if ledger.to_bytes() != before:
+            new_files[ledger_path(rel)] = write_object(self.git, b"blob", ledger.to_bytes())
+        return text, plain
 
 
 def _ledger_at(git: GitLocation, files: dict[str, str], rel: str) -> Ledger:
