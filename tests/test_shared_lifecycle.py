@@ -263,3 +263,15 @@ def test_the_layer_works_in_a_sha256_repository(tmp_path: Path) -> None:
     git(tmp_path / "wt", "commit", "-q", "-am", "drop")
     Cli(tmp_path / "wt")("add", "testing", "patterns", "Anything")
     assert "Learned in a sha256 repo" not in texts(shared_doc(root, "database"), "patterns")
+    # Across clones, through git's own plumbing: the layer reaches a second sha256 clone.
+    Cli(root)("add", "api", "patterns", "Synced in a sha256 repo")
+    git(tmp_path, "init", "-q", "--bare", "--object-format=sha256", str(tmp_path / "remote.git"))
+    git(root, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    git(root, "push", "-q", "origin", "main")
+    assert Cli(root)("sync").exit_code == 0
+    git(tmp_path, "clone", "-q", str(tmp_path / "remote.git"), "other")
+    Cli(tmp_path / "other")("init")
+    result = Cli(tmp_path / "other")("sync")
+    assert result.exit_code == 0 and "+ Synced in a sha256 repo" in result.output, result.output
+    assert "Synced in a sha256 repo" in Cli(tmp_path / "other")("render", "--domain", "api").output
+    assert git(tmp_path / "other", "fsck", "--no-dangling").strip() == ""

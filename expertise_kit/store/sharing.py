@@ -21,6 +21,7 @@ from expertise_kit.versioning.shared import (
     SHARED_REF,
     _git,
     _parsed,
+    git_plumbing,
     publish,
     read_blob,
     read_ref,
@@ -185,6 +186,12 @@ def sync_shared(store: Store, remote: str | None = None, *, push: bool = True) -
     push = push and store.config.shared_publish
     remote = remote or sharesync.default_remote(git)
     sharesync.valid_remote(git, remote)
+    with git_plumbing():  # no budget here (the network dominates): git's own writers, every setting followed
+        return _sync(store, git, remote, push)
+
+
+def _sync(store: Store, git: GitLocation, remote: str, push: bool) -> SyncOutcome:
+    project = store.project
     outcome = SyncOutcome(remote=remote)
     for attempt in range(1, _ATTEMPTS + 1):
         outcome.attempts = attempt

@@ -28,6 +28,7 @@ file's blob, so the pre-task hook tells which domains the shared layer changed w
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import marshal
 import os
@@ -36,7 +37,7 @@ import random
 import subprocess
 import tempfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,9 +176,26 @@ def _object_path(git: GitLocation, sha: str) -> Path:
     return git.common_dir / "objects" / sha[:2] / sha[2:]
 
 
+_plumbing: contextvars.ContextVar[bool] = contextvars.ContextVar("expertise_git_plumbing", default=False)
+
+
+@contextlib.contextmanager
+def git_plumbing() -> Iterator[None]:
+    """Within it, objects are written by ``git hash-object -w`` and the ref moved by ``git update-ref``:
+    git's own plumbing, which follows every setting (object format, reftable, fsync, shared permissions,
+    hooks on ref updates). ``sync`` runs in it; the hand writer below stays only for the revision's own
+    publish, whose cost has a budget (docs/performance.md: the write with the shared-ref update <= 2x a bare
+    commit), which four git processes more would break."""
+    token = _plumbing.set(True)
+    try:
+        yield
+    finally:
+        _plumbing.reset(token)
+
+
 def write_object(git: GitLocation, kind: bytes, body: bytes) -> str:
     """Store one object as a loose object, as git would, and return its id."""
-    if _group_shared(git):
+    if _group_shared(git) or _plumbing.get():
         return _git(git, ["hash-object", "-w", "-t", kind.decode(), "--stdin"], data=body).decode().strip()
     data = b"%s %d\0" % (kind, len(body)) + body
     sha = hashlib.new(_algorithm(git), data).hexdigest()
@@ -334,8 +352,10 @@ def _update_ref_file(git: GitLocation, new: str, old: str | None) -> bool | None
     """``update_ref`` as git does it for a ref kept in a file, without a git process: take the ref's own
     lock file (the one git takes, so git and we exclude each other), check the old value under it, write,
     rename. None when git must do it: refs in a reftable, or every ref update logged."""
-    if (git.common_dir / "reftable").is_dir() or "logallrefupdates=always" in _config(git) or _group_shared(git):
+    if _plumbing.get() or (git.common_dir / "reftable").is_dir() or "logallrefupdates=always" in _config(git):
         return None
+    if _group_shared(git):
+        return None  # git's modes for the ref and its log
     path = git.common_dir / SHARED_REF
     lock = path.with_name(path.name + ".lock")
     try:
