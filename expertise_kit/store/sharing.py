@@ -21,6 +21,7 @@ from expertise_kit.versioning.shared import (
     SHARED_REF,
     _git,
     _parsed,
+    fold_origins,
     git_plumbing,
     publish,
     read_blob,
@@ -203,6 +204,8 @@ def _sync(store: Store, git: GitLocation, remote: str, push: bool) -> SyncOutcom
                 outcome.before = ours
             if ours is not None and _git(git, ["cat-file", "-t", ours], check=False).decode().strip() != "commit":
                 ours = None  # ours names no commit: theirs replaces it (the swap below still checks the old value)
+            elif ours is not None and store.config.shared_publish:
+                actual = ours = fold_origins(git) or ours  # the branches behind our lessons travel with them
             if theirs is not None:
                 check_layer(project, remote, theirs, ours, store.config.line_cap)
             last = sharesync.read_named(git, sharesync.synced_ref(remote))

@@ -27,6 +27,7 @@ from expertise_kit.project import GitLocation
 
 __all__ = [
     "Drop", "clone_id", "origin_of", "note_origin_branch", "removed_in_history", "retirements", "ids_of", "merge_drops",
+    "note_origins", "local_origins", "clear_local_origins",
 ]  # fmt: skip
 
 
@@ -77,6 +78,38 @@ def note_origin_branch(git: GitLocation, branch: str) -> None:
             out.write(branch + "\n")
 
 
+def note_origins(git: GitLocation, learned: dict[str, list[str]], branch: str) -> None:
+    """Record ``branch`` of this clone as the origin of the entries it added (rel -> ids): one append to
+    a local log, no object written. ``sync`` folds the log into the layer's ledgers (``fold_origins``),
+    so other clones learn them; retirement reads both."""
+    note_origin_branch(git, branch)
+    origin = origin_of(git, branch)
+    with contextlib.suppress(OSError), open(_state_dir(git) / "origins.log", "a", encoding="utf-8") as out:
+        out.write("".join(f"{rel}\t{entry}\t{origin}\n" for rel, ids in learned.items() for entry in ids))
+
+
+def local_origins(git: GitLocation) -> dict[str, dict[str, set[str]]]:
+    """rel -> id -> origins, as this clone's log holds them (not folded into the layer yet)."""
+    found: dict[str, dict[str, set[str]]] = {}
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        for line in (_state_dir(git) / "origins.log").read_text(encoding="utf-8").splitlines():
+            parts = line.split("\t")
+            if len(parts) == 3:
+                found.setdefault(parts[0], {}).setdefault(parts[1], set()).add(parts[2])
+    return found
+
+
+def clear_local_origins(git: GitLocation, folded: dict[str, dict[str, set[str]]]) -> None:
+    """Let go of the log's lines that ``folded`` holds (what a fold put into the layer)."""
+    kept = [
+        f"{rel}\t{entry}\t{origin}\n"
+        for rel, entries in local_origins(git).items() for entry, origins in entries.items()
+        for origin in origins if origin not in folded.get(rel, {}).get(entry, set())
+    ]  # fmt: skip
+    with contextlib.suppress(OSError):
+        (_state_dir(git) / "origins.log").write_text("".join(kept), encoding="utf-8")
+
+
 def _forget_branches(git: GitLocation, branches: set[str]) -> None:
     kept = [b for b in _origin_branches(git) if b not in branches]
     with contextlib.suppress(OSError):
@@ -123,40 +156,119 @@ def _blob_text(git: GitLocation, sha: str) -> str | None:
     return None
 
 
-def removed_in_history(git: GitLocation, prefix: str, since: str, head: str) -> dict[str, dict[str, Drop]]:
-    """Entries the domain files under ``prefix`` held on this branch's first-parent line since ``since``
-    (where it last published) and that HEAD's files no longer hold: rel -> id -> Drop. One ``git log``."""
+_WALK = 64  # first-parent commits read from loose objects before asking git's log instead
+
+
+def _dir_blobs(git: GitLocation, commit: str, prefix: str) -> tuple[dict[str, str], list[str]] | None:
+    """(``<prefix>/*.yaml`` -> blob at ``commit``, its parents), from loose objects; None when something
+    isn't loose."""
+    from expertise_kit.versioning.objects import _loose
+    from expertise_kit.versioning.shared import _tree_items
+
+    found = _loose(git, commit)
+    if found is None or found[0] != b"commit" or not found[1].startswith(b"tree "):
+        return None
+    head = found[1].partition(b"\n\n")[0].split(b"\n")
+    parents = [line[7:].decode("ascii", "replace") for line in head if line.startswith(b"parent ")]
+    sha = head[0][5:].decode("ascii")
+    width = len(commit) // 2
+    for part in prefix.split("/"):
+        tree = _loose(git, sha)
+        if tree is None or tree[0] != b"tree":
+            return None
+        items = _tree_items(tree[1], width)
+        entry = next((s for mode, name, s in items if name == part.encode() and mode == b"40000"), None)
+        if entry is None:
+            return {}, parents
+        sha = entry
+    tree = _loose(git, sha)
+    if tree is None or tree[0] != b"tree":
+        return None
+    listing = {
+        f"{prefix}/{name.decode('utf-8', 'replace')}": s
+        for mode, name, s in _tree_items(tree[1], width) if mode.startswith(b"100") and name.endswith(b".yaml")
+    }  # fmt: skip
+    return listing, parents
+
+
+def _versions_walked(git: GitLocation, prefix: str, since: str, head: str) -> dict[str, list[str]] | None:
+    """rel -> its blobs on the first-parent line from ``head`` back to ``since``, newest first, read from
+    loose objects (a few zlib calls: commits made since the last publish are loose); None to ask git."""
+    listings: list[dict[str, str]] = []
+    commit = head
+    for _ in range(_WALK):
+        read = _dir_blobs(git, commit, prefix)
+        if read is None:
+            return None
+        listings.append(read[0])
+        if commit == since:
+            break
+        if not read[1]:
+            return None
+        commit = read[1][0]
+    else:
+        return None
+    if all(listing == listings[0] for listing in listings):
+        return {}  # no domain file changed on the way: the common case, a code commit in between
+    versions: dict[str, list[str]] = {}
+    for listing in listings:
+        for rel, sha in listing.items():
+            seen = versions.setdefault(rel, [])
+            if sha not in seen:
+                seen.append(sha)
+    current = listings[0]
+    return {rel: blobs if current.get(rel) == blobs[0] else ["", *blobs] for rel, blobs in versions.items()}
+
+
+def _versions_logged(git: GitLocation, prefix: str, since: str, head: str) -> dict[str, list[str]]:
+    """The same as ``_versions_walked``, from one ``git log`` (packed objects, a long way back)."""
     from expertise_kit.versioning.shared import run
 
     done = run(git, ["log", "--first-parent", "-m", "--raw", "--no-abbrev", "--no-renames", "--format=%x00%H",
                      f"{since}..{head}", "--", f"{prefix}"])  # fmt: skip
+    versions: dict[str, list[str]] = {}
     if done.returncode != 0:
-        return {}
-    versions: dict[str, list[str]] = {}  # rel -> blobs, newest first
-    kinds: dict[str, str] = {}
-    commit = ""
+        return versions
     for line in done.stdout.decode("utf-8", "replace").splitlines():
-        if line.startswith("\0"):
-            commit = line[1:]
-            continue
-        if not line.startswith(":"):
-            continue
         meta, _, rel = line.partition("\t")
         fields = meta.split()
-        if len(fields) < 5 or not rel.endswith(".yaml") or rel.count("/") != prefix.count("/") + 1:
+        if not line.startswith(":") or len(fields) < 5 or not rel.endswith(".yaml"):
+            continue
+        if rel.count("/") != prefix.count("/") + 1:
             continue
         seen = versions.setdefault(rel, [])
-        seen += [sha for sha in (fields[3], fields[2]) if set(sha) != {"0"} and sha not in seen]
-        kinds.setdefault(rel, commit[:12])
+        new = "" if set(fields[3]) == {"0"} else fields[3]
+        if not seen:
+            seen.append(new)  # the newest: what HEAD holds ("" when the file is gone)
+        seen += [sha for sha in (new, fields[2]) if sha and set(sha) != {"0"} and sha not in seen]
+    return versions
+
+
+def removed_in_history(git: GitLocation, prefix: str, since: str, head: str) -> dict[str, dict[str, Drop]]:
+    """Entries the domain files under ``prefix`` held on this branch's first-parent line since ``since``
+    (where it last published) and that HEAD's files no longer hold: rel -> id -> Drop.
+
+    Read from loose objects (else one ``git log``). A file whose every line of every earlier version is
+    still in HEAD's version lost no entry, and is not parsed: an appended comment or lesson costs a split."""
+    versions = _versions_walked(git, prefix, since, head)
+    if versions is None:
+        versions = _versions_logged(git, prefix, since, head)
     found: dict[str, dict[str, Drop]] = {}
     for rel, blobs in versions.items():
-        current_text = _blob_text(git, blobs[0]) if blobs else None
-        now = ids_of(git, current_text, rel) if current_text is not None else {}
+        if len(blobs) < 2:
+            continue
+        current_text = _blob_text(git, blobs[0]) if blobs[0] else ""
+        if current_text is None:
+            continue
+        older = [text for text in (_blob_text(git, sha) for sha in blobs[1:]) if text is not None]
+        lines = set(current_text.splitlines())
+        older = [text for text in older if not set(text.splitlines()) <= lines]
+        if not older:
+            continue
+        now = ids_of(git, current_text, rel) if current_text else {}
         had: dict[str, str] = {}
-        for sha in blobs[1:]:
-            text = _blob_text(git, sha)
-            if text is not None:
-                had.update(ids_of(git, text, rel))
+        for text in older:
+            had.update(ids_of(git, text, rel))
         gone = {entry: Drop("deleted", said) for entry, said in had.items() if entry not in now}
         if gone:
             found[rel] = gone
@@ -214,20 +326,21 @@ def retirements(git: GitLocation, files: dict[str, str], grace_days: int) -> dic
     me = clone_id(git) + ":"
     memo: dict[str, dict[str, str]] = {}
     found: dict[str, dict[str, Drop]] = {}
+    known = local_origins(git)
     for path, sha in files.items():
-        if not is_ledger(path):
-            continue
-        try:
-            ledger = parse_ledger(read_blob(git, sha))
-        except (ValueError, OSError):
+        if is_ledger(path):
+            with contextlib.suppress(ValueError, OSError):
+                for entry, origins in parse_ledger(read_blob(git, sha)).origins.items():
+                    known.setdefault(domain_path_of(path), {}).setdefault(entry, set()).update(origins)
+    for rel, entries in known.items():
+        if rel not in files:
             continue
         candidates = [
-            entry for entry, origins in ledger.origins.items()
+            entry for entry, origins in entries.items()
             if origins and all(o.startswith(me) and o[len(me):] in due for o in origins)
         ]  # fmt: skip
         if not candidates:
             continue
-        rel = domain_path_of(path)
         live = _live_ids(git, rel, memo)
         drops = {entry: Drop("retired") for entry in candidates if entry not in live}
         if drops:

@@ -50,8 +50,7 @@ from expertise_kit.versioning.ledger import Ledger, ledger_path, parse_ledger
 from expertise_kit.versioning.lifecycle import (
     Drop,
     merge_drops,
-    note_origin_branch,
-    origin_of,
+    note_origins,
     removed_in_history,
     retirements,
 )
@@ -671,7 +670,7 @@ def publish(
     )
     origins = {tree_path(project, path): ids for path, ids in (learned or {}).items() if ids}
     if origins:
-        note_origin_branch(git, branch)
+        note_origins(git, origins, branch)
     for path, (domain, text) in files.items():
         if path in plains:
             remember_plain(git, text, domain, plains[path])  # the base of this worktree's next merge
@@ -753,7 +752,7 @@ def _with_removals(message: str, removals: list[str]) -> str:
 
 @dataclass
 class _Lifecycle:
-    """One file's part of a publish beyond the merge: this branch as the origin of what it learned, the
+    """One file's part of a publish beyond the merge: the tombstones of what it learned again lifted, the
     entries to take out (``dropped``, with a tombstone each), and for a union publish (a branch's first)
     no tombstoned entry brought back."""
 
@@ -771,8 +770,8 @@ class _Lifecycle:
         """``text`` (the file as published) with the drops made, and its data; the ledger written to ``new_files``."""
         ledger = _ledger_at(self.git, old_files, rel)
         before = ledger.to_bytes()
-        for entry in self.learned:
-            ledger.add_origin(entry, origin_of(self.git, self.branch))
+        for entry in self.learned:  # learned again: its tombstone is lifted (its origin is in the local log)
+            ledger.removed.pop(entry, None)
         gone = dict(self.dropped)
         if self.union:  # a branch's first publish never brings a removed lesson back
             gone.update({
@@ -790,6 +789,43 @@ class _Lifecycle:
         if ledger.to_bytes() != before:
             new_files[ledger_path(rel)] = write_object(self.git, b"blob", ledger.to_bytes())
         return text, plain
+
+
+def fold_origins(git: GitLocation) -> str | None:
+    """Put the origins this clone's revisions logged (``lifecycle.note_origins``) into the layer's ledgers,
+    as a commit on the shared ref, so other clones learn which branches stand behind each lesson. Call
+    inside the write lock (``sync`` does, before it takes the remote's layer in). The new commit, or None."""
+    from expertise_kit.versioning.lifecycle import clear_local_origins, local_origins
+
+    pending = local_origins(git)
+    old = read_ref(git)
+    if not pending or old is None:
+        return None
+    try:
+        files = shared_files(git, old)
+    except (ValueError, OSError):
+        return None
+    new_files = dict(files)
+    for rel, entries in pending.items():
+        if rel not in files:
+            continue
+        ledger = _ledger_at(git, files, rel)
+        for entry, origins in entries.items():
+            if entry not in ledger.removed:
+                known = ledger.origins.setdefault(entry, [])
+                known += [origin for origin in sorted(origins) if origin not in known]
+        new_files[ledger_path(rel)] = write_object(git, b"blob", ledger.to_bytes())
+    if new_files == files:
+        clear_local_origins(git, pending)
+        return None
+    message = "expertise(shared): record which branches learned what\n"
+    commit = write_commit(git, write_tree_of(git, new_files), [old], message)
+    if not update_ref(git, commit, old, "expertise sync: origins"):
+        return None
+    with contextlib.suppress(OSError):
+        write_state(git, commit, new_files)
+    clear_local_origins(git, pending)
+    return commit
 
 
 def _ledger_at(git: GitLocation, files: dict[str, str], rel: str) -> Ledger:

@@ -223,6 +223,9 @@ def integrate(
             cause = ledger.removed[entry].get("cause", "removed")
             removals.append(f"{entry} {cause}: {what}")
             trailers.append(f"{REMOVED_TRAILER}: {entry} {cause} [{remote}]: {' '.join(what.split())[:120]}\n")
+        if ledger.origins:  # origins of entries the file no longer holds (pruned by the cap) are let go
+            holds = ids_of(git, _text(git, result.get(path)) or "", path)
+            ledger.origins = {entry: origins for entry, origins in ledger.origins.items() if entry in holds}
         if not ledger.empty:
             data = ledger.to_bytes()
             result[key] = write_object(git, b"blob", data)  # the same bytes as theirs: the same blob
