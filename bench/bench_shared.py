@@ -9,7 +9,9 @@ Each run makes the same kind of change: a line more in one domain file. Alternat
    compare-and-swap under the ref's lock; the ledger's origin of the new entry, the retirement check, and
    the read of what the bare commit changed since), when this worktree is the only writer (the shared
    file is what it last published). Budget: <= 2x the bare commit;
-4. the same when another worktree published to the same file in between (untimed), so the shared file
+4. the same after a plain `git commit` of another domain file (untimed), whose history the publish reads
+   for removals (from loose objects);
+5. the same when another worktree published to the same file in between (untimed), so the shared file
    has to be merged entry by entry.
 
 Files of two sizes: as `expertise init` writes them (a few lines), and at the 1000-line cap.
@@ -88,16 +90,22 @@ def run(runs: int, at_cap: bool) -> None:
     subprocess.run(["git", "worktree", "add", "-q", str(other), "-b", "other"], cwd=root, env=env, check=True)
     project, other_project = find_project(root), find_project(other)
     store = Store(project)
-    bare_file = root / ".expertise" / "api.yaml"
+    # The baseline commits a file of the same size outside .expertise/: a commit in between that changes
+    # no domain file (the common case: code). The "hand" case below commits a domain file by plain git.
+    bare_file = root / "notes.yaml"
+    bare_file.write_text((root / ".expertise" / "api.yaml").read_text())
+    subprocess.run(["git", "add", "notes.yaml"], cwd=root, env=env, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=root, env=env, check=True)
+    hand_file = root / ".expertise" / "api.yaml"
     # One file only this worktree writes, one the other worktree writes too.
-    mine = {"commit": "testing", "alone": "testing", "merged": "database"}
+    mine = {"commit": "testing", "alone": "testing", "hand": "testing", "merged": "database"}
     for domain in set(mine.values()):
         path = root / ".expertise" / f"{domain}.yaml"
         publish(project, {path: (domain, path.read_text())}, message="bench: start", line_cap=100_000)
     git_argv = ["git", "-c", "commit.gpgsign=false", "commit", "--only", "--no-verify", "--quiet", "-m"]
-    times: dict[str, list[float]] = {"bare": [], "commit": [], "alone": [], "merged": []}
+    times: dict[str, list[float]] = {"bare": [], "commit": [], "alone": [], "hand": [], "merged": []}
     for n in range(runs):
-        for case in ("bare", "commit", "alone", "merged"):
+        for case in ("bare", "commit", "alone", "hand", "merged"):
             if case == "bare":
                 with open(bare_file, "a") as handle:
                     handle.write(f"# bare change {n}\n")
@@ -105,6 +113,10 @@ def run(runs: int, at_cap: bool) -> None:
                 subprocess.run([*git_argv, f"bare change {n}", "--", str(bare_file)], cwd=root, env=env, check=True)
                 times[case].append(time.perf_counter() - start)
                 continue
+            if case == "hand":  # a person edits another domain file and commits it with plain git (untimed)
+                with open(hand_file, "a") as handle:
+                    handle.write(f"# hand change {n}\n")
+                subprocess.run([*git_argv, f"hand change {n}", "--", str(hand_file)], cwd=root, env=env, check=True)
             if case == "merged":  # another worktree publishes a lesson to the same file first (untimed)
                 theirs = other / ".expertise" / "database.yaml"
                 text = add_pattern(theirs, f"Lesson {n} from the other worktree")
@@ -131,14 +143,15 @@ def run(runs: int, at_cap: bool) -> None:
     bare = p50(times["bare"])
     size = len((root / ".expertise" / "database.yaml").read_text().splitlines())
     print(f"files of ~{size} lines, p50 of {runs} alternating runs:")
-    print(f"  bare `git commit --only` of one file          {bare * 1000:8.1f} ms")
+    print(f"  {'bare `git commit --only` of one file':<52} {bare * 1000:8.1f} ms")
     for case, label in (
         ("commit", "commit step + blob check"),
         ("alone", "... + shared-ref update, one writer"),
+        ("hand", "... the same after a plain commit to a domain file"),
         ("merged", "... + shared-ref update, merged by lines"),
     ):
         budget = "   (budget <= 2)" if case == "alone" else ""
-        print(f"  {label:<44} {p50(times[case]) * 1000:8.1f} ms  {p50(times[case]) / bare:6.2f}x{budget}")
+        print(f"  {label:<52} {p50(times[case]) * 1000:8.1f} ms  {p50(times[case]) / bare:6.2f}x{budget}")
 
 
 def _git_out(root: Path, env: dict[str, str], args: list[str], data: bytes | None = None) -> str:

@@ -27,7 +27,7 @@ from expertise_kit.project import GitLocation
 
 __all__ = [
     "Drop", "clone_id", "origin_of", "note_origin_branch", "removed_in_history", "retirements", "ids_of", "merge_drops",
-    "note_origins", "local_origins", "clear_local_origins",
+    "note_origins", "local_origins", "clear_local_origins", "directory_tree",
 ]  # fmt: skip
 
 
@@ -159,36 +159,65 @@ def _blob_text(git: GitLocation, sha: str) -> str | None:
 _WALK = 64  # first-parent commits read from loose objects before asking git's log instead
 
 
-def _dir_blobs(git: GitLocation, commit: str, prefix: str) -> tuple[dict[str, str], list[str]] | None:
-    """(``<prefix>/*.yaml`` -> blob at ``commit``, its parents), from loose objects; None when something
-    isn't loose."""
+def _commit_parts(git: GitLocation, commit: str) -> tuple[str, list[str]] | None:
+    """(root tree, parents) of a loose commit; None when it isn't one."""
     from expertise_kit.versioning.objects import _loose
-    from expertise_kit.versioning.shared import _tree_items
 
     found = _loose(git, commit)
     if found is None or found[0] != b"commit" or not found[1].startswith(b"tree "):
         return None
     head = found[1].partition(b"\n\n")[0].split(b"\n")
     parents = [line[7:].decode("ascii", "replace") for line in head if line.startswith(b"parent ")]
-    sha = head[0][5:].decode("ascii")
-    width = len(commit) // 2
+    return head[0][5:].decode("ascii"), parents
+
+
+def _subtree(git: GitLocation, tree: str, prefix: str) -> str | None:
+    """The tree at ``prefix`` under ``tree`` ("" when there is none), from loose objects; None if not loose."""
+    from expertise_kit.versioning.objects import _loose
+    from expertise_kit.versioning.shared import _tree_items
+
+    sha = tree
     for part in prefix.split("/"):
-        tree = _loose(git, sha)
-        if tree is None or tree[0] != b"tree":
+        found = _loose(git, sha)
+        if found is None or found[0] != b"tree":
             return None
-        items = _tree_items(tree[1], width)
+        items = _tree_items(found[1], len(tree) // 2)
         entry = next((s for mode, name, s in items if name == part.encode() and mode == b"40000"), None)
         if entry is None:
-            return {}, parents
+            return ""
         sha = entry
+    return sha
+
+
+def directory_tree(git: GitLocation, commit: str, prefix: str) -> str | None:
+    """The id of the tree at ``prefix`` (the domain files' directory) in ``commit``, from loose objects."""
+    parts = _commit_parts(git, commit)
+    return _subtree(git, parts[0], prefix) if parts is not None else None
+
+
+def _dir_blobs(git: GitLocation, commit: str, prefix: str) -> tuple[dict[str, str], list[str]] | None:
+    """(``<prefix>/*.yaml`` -> blob at ``commit``, its parents), from loose objects; None when something
+    isn't loose."""
+    from expertise_kit.versioning.objects import _loose
+    from expertise_kit.versioning.shared import _tree_items
+
+    parts = _commit_parts(git, commit)
+    if parts is None:
+        return None
+    sha = _subtree(git, parts[0], prefix)
+    if sha is None:
+        return None
+    if not sha:
+        return {}, parts[1]
     tree = _loose(git, sha)
     if tree is None or tree[0] != b"tree":
         return None
     listing = {
         f"{prefix}/{name.decode('utf-8', 'replace')}": s
-        for mode, name, s in _tree_items(tree[1], width) if mode.startswith(b"100") and name.endswith(b".yaml")
+        for mode, name, s in _tree_items(tree[1], len(commit) // 2)
+        if mode.startswith(b"100") and name.endswith(b".yaml")
     }  # fmt: skip
-    return listing, parents
+    return listing, parts[1]
 
 
 def _versions_walked(git: GitLocation, prefix: str, since: str, head: str) -> dict[str, list[str]] | None:

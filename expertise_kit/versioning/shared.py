@@ -481,7 +481,7 @@ def _base_holds(git: GitLocation) -> bool:
     from expertise_kit.versioning.busy import head_sha
 
     directory = _branch_dir(git)
-    recorded = _read_text(directory / "HEAD")
+    recorded = _read_text(directory / "HEAD").split("\n", 1)[0]
     if not recorded:
         return True  # nothing recorded: no base either, or one from before this was kept
     head = head_sha(git) or ""
@@ -491,15 +491,19 @@ def _base_holds(git: GitLocation) -> bool:
     return _valid_bases[key]
 
 
-def _note_base_head(git: GitLocation) -> None:
+def _note_base_head(git: GitLocation, prefix: str) -> None:
+    """Record HEAD as where this branch last published, with the tree of its domain files' directory
+    there (``prefix``), so the next publish tells with a few reads that nothing else changed them."""
     from expertise_kit.versioning.busy import head_sha
+    from expertise_kit.versioning.lifecycle import directory_tree
 
     head = head_sha(git)
     _valid_bases.clear()
     if head:
         directory = _branch_dir(git)
         directory.mkdir(parents=True, exist_ok=True)
-        _write_quick(directory / "HEAD", (head + "\n").encode("ascii"))
+        tree = directory_tree(git, head, prefix) or ""
+        _write_quick(directory / "HEAD", f"{head}\n{tree}\n".encode("ascii"))
 
 
 def write_state(git: GitLocation, commit: str | None, files: dict[str, str]) -> None:
@@ -736,7 +740,7 @@ def publish(
         with contextlib.suppress(OSError):
             _write_base(git, rel, text)
     with contextlib.suppress(OSError):
-        _note_base_head(git)
+        _note_base_head(git, tree_path(project, project.expertise_dir))
     return outcome
 
 
@@ -878,19 +882,24 @@ def drop_entries(
 
 
 def _removed_since_published(project: Project, git: GitLocation) -> dict[str, dict[str, Drop]]:
-    """Entries this branch held since it last published and no longer holds, when HEAD moved by other
-    means than our own revisions (a merge, a plain commit, a pull): one ``git log``, else nothing."""
+    """Entries this branch held since it last published and no longer holds, when its domain files were
+    changed by other means than our own revisions (a merge, a plain commit, a pull). The common case (only
+    this revision's commit, or code commits, since) costs a few reads of loose objects."""
     from expertise_kit.versioning.busy import head_sha
+    from expertise_kit.versioning.lifecycle import directory_tree
 
-    recorded = _read_text(_branch_dir(git) / "HEAD")
+    recorded, _, recorded_tree = _read_text(_branch_dir(git) / "HEAD").partition("\n")
     head = head_sha(git)
     if not recorded or not head or head == recorded or not _base_holds(git):
         return {}
     parents = _loose_parents(git, head)
     if parents is not None and parents[:1] == [recorded]:
         return {}  # only this revision's commit since: its removals are named by the revision itself
+    prefix = tree_path(project, project.expertise_dir)
+    if parents and recorded_tree and directory_tree(git, parents[0], prefix) == recorded_tree.strip():
+        return {}  # commits in between, none of them to the domain files
     with contextlib.suppress(OSError, subprocess.SubprocessError):
-        return removed_in_history(git, tree_path(project, project.expertise_dir), recorded, head)
+        return removed_in_history(git, prefix, recorded, head)
     return {}
 
 
