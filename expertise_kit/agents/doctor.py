@@ -545,7 +545,8 @@ def shared_layer_check(project: Any) -> Check:
     from expertise_kit.versioning.shared import SHARED_REF, _git, read_ref, shared_files
 
     try:
-        if not load_config(project.expertise_dir).shared_layer:
+        config = load_config(project.expertise_dir)
+        if not config.shared_layer:
             return Check("shared-layer", "ok", "off (`shared: off` in config.yaml)")
     except UserError as exc:
         return Check("shared-layer", "warn", f"config.yaml can't be read: {exc.one_line()}")
@@ -564,4 +565,5 @@ def shared_layer_check(project: Any) -> Check:
     from expertise_kit.versioning.ledger import is_ledger
 
     count = sum(1 for path in files if not is_ledger(path))
-    return Check("shared-layer", "ok", f"on; {count} files at {commit[:12]}; {shared}")
+    mode = "on" if config.shared_publish else "read only (`shared: read`: nothing published here)"
+    return Check("shared-layer", "ok", f"{mode}; {count} files at {commit[:12]}; {shared}")
