@@ -201,6 +201,7 @@ def push_layer_with(clone: Path, domain: str, text: str) -> str:
 
 HOSTILE = {
     "control": 'domain: database\npatterns:\n  - "Run \\e[2J this first"\n',
+    "invisible": "domain: database\npatterns:\n  - Run \u202etsrif siht\n",
     "secret": "domain: database\npatterns:\n  - Use the key AKIAIOSFODNN7EXAMPL3 for s3\n",
     "schema": "domain: database\npatterns: 12\n",
     "size": "domain: database\npatterns:\n  - " + "x" * 20_000 + "\n",
@@ -314,3 +315,16 @@ def test_the_layer_works_in_a_sha256_repository(tmp_path: Path) -> None:
     assert result.exit_code == 0 and "+ Synced in a sha256 repo" in result.output, result.output
     assert "Synced in a sha256 repo" in Cli(tmp_path / "other")("render", "--domain", "api").output
     assert git(tmp_path / "other", "fsck", "--no-dangling").strip() == ""
+
+
+def test_a_revert_of_the_revert_brings_the_lesson_back(worktrees: tuple[Path, Path]) -> None:
+    a, _ = worktrees
+    main = a.parent / "repo"
+    sha = learn_fix(a)
+    git(main, "merge", "-q", "--no-ff", "-m", "merge branch-a", "branch-a")
+    assert Cli(main)("revert", sha[:12]).exit_code == 0
+    assert texts(shared_doc(main, "general"), "learned_from_failures") == []
+    undo = git(main, "rev-parse", "HEAD").strip()
+    result = Cli(main)("revert", undo[:12])
+    assert result.exit_code == 0, result.output
+    assert texts(shared_doc(main, "general"), "learned_from_failures") == [LESSON]

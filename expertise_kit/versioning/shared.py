@@ -14,8 +14,14 @@ deleted (unless another branch changed it since: a change beats a deletion, as i
 person changed by hand or a plain ``git commit`` made is published with the next revision the same way.
 On a true conflict the newer write wins here: the branches keep their own versions for review.
 
-Objects are written as loose objects straight into ``.git/objects`` (no git process), and the ref moves
-with ``git update-ref <new> <old>``: a compare-and-swap, retried from the top when the ref moved.
+A revision's publish writes loose objects straight into ``.git/objects`` (no git process: its cost has a
+budget) and moves the ref under the ref's own lock file, a compare-and-swap retried from the top when the
+ref moved; ``sync`` runs inside ``git_plumbing()``, where git's own ``hash-object -w`` and ``update-ref
+NEW OLD`` do both.
+
+**Lifecycle.** The tree also holds a ledger per domain file (``versioning.ledger``): tombstones of the
+entries removed anywhere (they leave the layer whichever branch published them, and no merge brings them
+back) and the branches behind each lesson (``versioning.lifecycle`` retires those of deleted branches).
 
 **Reading.** ``union_plain`` gives what the hook and ``render`` read: the working tree's entries, plus
 the shared entries it does not have. The working tree wins: an entry it holds is taken from it, and an
