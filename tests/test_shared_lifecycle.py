@@ -35,6 +35,15 @@ def remote_patterns(clone: Path, domain: str = "database") -> list[str]:
     return texts(parse_domain_text(text, Path("x"), domain).loaded.plain, "patterns")
 
 
+def merged_then_reverted_on_main(a: Path) -> Path:
+    """branch-a (worktree ``a``) learns the lesson, main merges it, then reverts it; main's root."""
+    main = a.parent / "repo"
+    sha = learn_fix(a)
+    git(main, "merge", "-q", "--no-ff", "-m", "merge branch-a", "branch-a")
+    assert Cli(main)("revert", sha[:12]).exit_code == 0
+    return main
+
+
 # -- 1. a removal reaches the layer, whichever branch published the lesson ------------------------------
 
 
@@ -77,10 +86,7 @@ def test_a_branch_first_published_from_one_holding_a_removed_lesson_does_not_bri
     worktrees: tuple[Path, Path],
 ) -> None:
     a, _ = worktrees
-    main = a.parent / "repo"
-    sha = learn_fix(a)
-    git(main, "merge", "-q", "--no-ff", "-m", "merge branch-a", "branch-a")
-    assert Cli(main)("revert", sha[:12]).exit_code == 0
+    main = merged_then_reverted_on_main(a)
     d = main.parent / "wt-d"
     git(main, "worktree", "add", "-q", str(d), "-b", "branch-d", "branch-a")  # it still holds the lesson
     Cli(d)("add", "general", "patterns", "First revision of branch-d")  # its first publish: a union
@@ -91,10 +97,7 @@ def test_a_branch_first_published_from_one_holding_a_removed_lesson_does_not_bri
 
 def test_a_lesson_learned_again_after_its_removal_comes_back(worktrees: tuple[Path, Path]) -> None:
     a, b = worktrees
-    main = a.parent / "repo"
-    sha = learn_fix(a)
-    git(main, "merge", "-q", "--no-ff", "-m", "merge branch-a", "branch-a")
-    assert Cli(main)("revert", sha[:12]).exit_code == 0
+    main = merged_then_reverted_on_main(a)
     assert texts(shared_doc(main, "general"), "learned_from_failures") == []
     learn_fix(b, "sess-b-9")  # met again, in another session, on another branch
     assert texts(shared_doc(main, "general"), "learned_from_failures") == [LESSON]
@@ -319,10 +322,7 @@ def test_the_layer_works_in_a_sha256_repository(tmp_path: Path) -> None:
 
 def test_a_revert_of_the_revert_brings_the_lesson_back(worktrees: tuple[Path, Path]) -> None:
     a, _ = worktrees
-    main = a.parent / "repo"
-    sha = learn_fix(a)
-    git(main, "merge", "-q", "--no-ff", "-m", "merge branch-a", "branch-a")
-    assert Cli(main)("revert", sha[:12]).exit_code == 0
+    main = merged_then_reverted_on_main(a)
     assert texts(shared_doc(main, "general"), "learned_from_failures") == []
     undo = git(main, "rev-parse", "HEAD").strip()
     result = Cli(main)("revert", undo[:12])
