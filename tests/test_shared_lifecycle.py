@@ -328,3 +328,41 @@ def test_a_revert_of_the_revert_brings_the_lesson_back(worktrees: tuple[Path, Pa
     result = Cli(main)("revert", undo[:12])
     assert result.exit_code == 0, result.output
     assert texts(shared_doc(main, "general"), "learned_from_failures") == [LESSON]
+
+
+# -- the ledger itself ----------------------------------------------------------------------------------
+
+
+def test_ledger_merge_a_tombstone_beats_and_a_lift_sticks() -> None:
+    from expertise_kit.versioning.ledger import Ledger, merge_ledgers, parse_ledger
+
+    base = Ledger(origins={"e1": ["c:a"]})
+    ours = Ledger(origins={"e1": ["c:a"], "e2": ["c:b"]})
+    theirs = Ledger()
+    theirs.tombstone("e1", "revert", "main", "2026-11-20T10:00:00+00:00", "a lesson")
+    merged = merge_ledgers(base, ours, theirs)
+    assert "e1" in merged.removed and "e1" not in merged.origins and merged.origins["e2"] == ["c:b"]
+    # learned again on one side since a base that held the tombstone: lifted for good
+    lifted = merge_ledgers(merged, Ledger(origins={"e1": ["c:x"]}), merged)
+    assert "e1" not in lifted.removed
+    assert parse_ledger(merged.to_bytes()) == merged
+
+
+def test_ledger_tombstones_expire_after_the_horizon() -> None:
+    from expertise_kit.versioning.ledger import TOMBSTONE_DAYS, Ledger
+
+    ledger = Ledger()
+    ledger.tombstone("e1", "revert", "main", clock.now().isoformat(), "a lesson")
+    assert not ledger.expire(clock.now() + timedelta(days=TOMBSTONE_DAYS - 1)) and "e1" in ledger.removed
+    assert ledger.expire(clock.now() + timedelta(days=TOMBSTONE_DAYS + 1)) and not ledger.removed
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"[]", b'{"removed": []}', b'{"removed": {"x": {"cause": 3}}}', b'{"origins": {"x": "c:a"}}', b"\xff"],
+)
+def test_a_ledger_that_is_not_one_is_refused(data: bytes) -> None:
+    from expertise_kit.versioning.ledger import parse_ledger
+
+    with pytest.raises(ValueError):
+        parse_ledger(data)

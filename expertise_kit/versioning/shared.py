@@ -780,6 +780,7 @@ class _Lifecycle:
         """``text`` (the file as published) with the drops made, and its data; the ledger written to ``new_files``."""
         ledger = _ledger_at(self.git, old_files, rel)
         before = ledger.to_bytes()
+        ledger.expire(clock.now())
         for entry in self.learned:  # learned again: its tombstone is lifted (its origin is in the local log)
             ledger.removed.pop(entry, None)
         gone = dict(self.dropped)

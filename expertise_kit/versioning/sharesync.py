@@ -200,6 +200,7 @@ def integrate(
     for path in domain_paths:
         key = ledger_path(path)
         ledger = merge_ledgers(*(_ledger(git, files.get(key)) for files in (base_files, our_files, their_files)))
+        ledger.expire(clock.now())
         text = _text(git, result.get(path))
         if text is None:
             continue
