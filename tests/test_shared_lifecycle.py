@@ -146,6 +146,28 @@ def test_the_grace_period_is_configurable_and_sync_retires_too(clones: list[Path
     assert "Lesson of a spike" not in remote_patterns(first)
 
 
+def test_a_lesson_another_clone_also_published_is_not_retired(clones: list[Path]) -> None:
+    first = clones[0]
+    remote = first.parent / "remote.git"
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    git(first.parent, "clone", "-q", str(remote), "c4")
+    second = first.parent / "c4"
+    for clone in (first, second):
+        set_config(clone, "shared_retire_days: 0")
+        git(clone, "commit", "-q", "-am", "retire at once")
+        git(clone, "checkout", "-q", "-b", f"spike-{clone.name}")
+        Cli(clone)("add", "database", "patterns", "Lesson both clones learned")
+        Cli(clone)("add", "database", "patterns", f"Lesson only {clone.name} learned")
+        git(clone, "checkout", "-q", "main")
+    for clone in (first, second, first):
+        assert Cli(clone)("sync").exit_code == 0
+    git(first, "branch", "-q", "-D", f"spike-{first.name}")
+    assert Cli(first)("sync").exit_code == 0
+    shared = remote_patterns(first)
+    assert f"Lesson only {first.name} learned" not in shared  # its only branch is gone
+    assert "Lesson both clones learned" in shared and f"Lesson only {second.name} learned" in shared
+
+
 # -- 1. a remote reset sticks ----------------------------------------------------------------------------
 
 
