@@ -281,7 +281,7 @@ def test_shared_read_takes_in_but_never_publishes(clones: list[Path]) -> None:
     assert git(second, "rev-parse", SHARED_REF).strip() == before  # not published
     remote = git(second, "ls-remote", "origin", SHARED_REF)
     result = Cli(second)("sync")
-    assert result.exit_code == 0 and "pushed" not in result.output, result.output
+    assert result.exit_code == 0 and "nothing published (`shared: read`)" in result.output, result.output
     assert git(second, "ls-remote", "origin", SHARED_REF) == remote
     assert "Database lesson of session 1" in Cli(second)("render", "--domain", "database").output
 

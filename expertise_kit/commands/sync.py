@@ -39,6 +39,8 @@ def sync(start: Path, remote: str | None, no_push: bool) -> None:
         parts.append(f"{count} file{'s' if count != 1 else ''} merged entry by entry")
     if outcome.pushed:
         parts.append("pushed")
+    elif outcome.read_only:
+        parts.append("nothing published (`shared: read`)")
     click.echo(f"{outcome.remote}: {', '.join(parts)}; shared layer at {after}")
     shown = 0
     for path, lines in outcome.incoming.items():  # what came in, entry by entry

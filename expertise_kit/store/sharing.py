@@ -193,7 +193,7 @@ def sync_shared(store: Store, remote: str | None = None, *, push: bool = True) -
 
 def _sync(store: Store, git: GitLocation, remote: str, push: bool) -> SyncOutcome:
     project = store.project
-    outcome = SyncOutcome(remote=remote)
+    outcome = SyncOutcome(remote=remote, read_only=not store.config.shared_publish)
     for attempt in range(1, _ATTEMPTS + 1):
         outcome.attempts = attempt
         theirs = sharesync.fetch(git, remote)

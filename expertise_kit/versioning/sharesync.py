@@ -48,6 +48,7 @@ class SyncOutcome:
     merged_files: list[str] = field(default_factory=list)
     incoming: dict[str, list[str]] = field(default_factory=dict)  # path -> "+ text" / "- text", what came in
     removed: list[str] = field(default_factory=list)  # "<id> <cause>: text", entries this sync took out
+    read_only: bool = False  # `shared: read`: taken in, never pushed
 
 
 def default_remote(git: GitLocation) -> str:
