@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.schema_errors import raise_first_error
@@ -24,6 +24,8 @@ from expertise_kit.vocab import (
 
 DEFAULT_CORE_FILES_MAX = 5
 REFLECT_MODES = ("off", "failures", "always")  # docs/reflect.md
+DEFAULT_RETIRE_DAYS = 3
+SHARED_MODES = ("on", "read", "off")
 
 __all__ = ["Config", "DomainRules", "load_config", "set_reflect", "CONFIG_NAME", "CONFIG_TEMPLATE", "REFLECT_MODES"]
 
@@ -34,7 +36,8 @@ CONFIG_TEMPLATE = f"""\
 line_cap: {DEFAULT_LINE_CAP}  # lines per domain file; learned entries are pruned first
 failure_retention_days: {DEFAULT_RETENTION_DAYS}  # `expertise validate` prunes failures not seen for this long
 core_files_max: {DEFAULT_CORE_FILES_MAX}  # learned key files a domain: edited in 2+ sessions, or central in history
-shared_layer: true  # every worktree and branch reads what the others learned, via refs/expertise/shared
+shared: on  # on: read and publish the shared layer (refs/expertise/shared); read: only read it; off: neither
+shared_retire_days: {DEFAULT_RETIRE_DAYS}  # days after its branches were deleted unmerged that a lesson leaves it
 reflect: off  # at a session's end, ask the agent once to write its lessons: off, failures or always (docs/reflect.md)
 # The seven built-in domains ({", ".join(DEFAULT_DOMAINS)}) always exist.
 # Add your own here, or extend a built-in domain's rules. For example:
@@ -68,9 +71,16 @@ class _ConfigModel(BaseModel):
     line_cap: int = Field(DEFAULT_LINE_CAP, ge=50, le=100_000)
     failure_retention_days: int = Field(DEFAULT_RETENTION_DAYS, ge=1, le=36_500)
     core_files_max: int = Field(DEFAULT_CORE_FILES_MAX, ge=0, le=1000)
-    shared_layer: bool = True
+    shared_layer: bool = True  # before `shared`: false is `shared: off`
+    shared: Literal["on", "read", "off"] | None = None
+    shared_retire_days: int = Field(DEFAULT_RETIRE_DAYS, ge=0, le=36_500)
     reflect: Annotated[Literal["off", "failures", "always"], BeforeValidator(_reflect_mode)] = "off"
     domains: dict[str, _DomainRulesModel] = Field(default_factory=dict)
+
+    @field_validator("shared", mode="before")
+    @classmethod
+    def _booleans(cls, value: Any) -> Any:
+        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
 
 
 @dataclass(frozen=True)
@@ -86,9 +96,16 @@ class Config:
     line_cap: int = DEFAULT_LINE_CAP
     failure_retention_days: int = DEFAULT_RETENTION_DAYS
     domains: dict[str, DomainRules] = field(default_factory=dict)
-    shared_layer: bool = True
+    shared_layer: bool = True  # the shared layer is read (``shared: on`` or ``read``)
     core_files_max: int = DEFAULT_CORE_FILES_MAX
+    shared: str = "on"  # on | read | off
+    shared_retire_days: int = DEFAULT_RETIRE_DAYS
     reflect: str = "off"
+
+    @property
+    def shared_publish(self) -> bool:
+        """Whether this clone writes to the shared layer (``shared: on``)."""
+        return self.shared == "on"
 
     @property
     def domain_names(self) -> tuple[str, ...]:
@@ -137,10 +154,12 @@ def _config_of(loaded: LoadedYaml, path: Path) -> Config:
         model = _ConfigModel.model_validate(data)
     except ValidationError as exc:
         raise_first_error(exc, loaded)
+    mode = (model.shared or "on") if model.shared_layer else "off"  # the older key, set to false, still turns it off
     return Config(
-        model.line_cap, model.failure_retention_days, _merge(model.domains), model.shared_layer, model.core_files_max,
-        model.reflect,
-    )
+        model.line_cap, model.failure_retention_days, _merge(model.domains), mode != "off", model.core_files_max,
+        mode, model.shared_retire_days, model.reflect,
+    )  # fmt: skip
+
 
 _REFLECT_LINE = re.compile(r"^reflect:[ \t]*([^#\r\n]*?)[ \t]*(#[^\r\n]*)?(?=\r?$)", re.M)
 

@@ -86,6 +86,32 @@ def run(repo: Path) -> Cli:
 
 
 @pytest.fixture
+def worktrees(repo: Path) -> tuple[Path, Path]:
+    """`init` on main, then two worktrees on branches of their own (the shared layer's tests)."""
+    Cli(repo)("init")
+    a, b = repo.parent / "wt-a", repo.parent / "wt-b"
+    git(repo, "worktree", "add", "-q", str(a), "-b", "branch-a")
+    git(repo, "worktree", "add", "-q", str(b), "-b", "branch-b")
+    return a, b
+
+
+@pytest.fixture
+def clones(tmp_path: Path, repo: Path) -> list[Path]:
+    """Three clones of a bare remote, each with `init` done; the first is ``repo``, which pushed main."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    Cli(repo)("init")
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    made = [repo]
+    for name in ("c2", "c3"):
+        git(tmp_path, "clone", "-q", str(remote), name)
+        made.append(tmp_path / name)
+        Cli(tmp_path / name)("init")
+    return made
+
+
+@pytest.fixture
 def project(repo: Path, run: Cli) -> Iterator[Path]:
     """A repo with `expertise init` done."""
     result = run("init")

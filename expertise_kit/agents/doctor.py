@@ -575,8 +575,9 @@ def shared_layer_check(project: Any) -> Check:
     from expertise_kit.versioning.shared import SHARED_REF, _git, read_ref, shared_files
 
     try:
-        if not load_config(project.expertise_dir).shared_layer:
-            return Check("shared-layer", "ok", "off (`shared_layer: false` in config.yaml)")
+        config = load_config(project.expertise_dir)
+        if not config.shared_layer:
+            return Check("shared-layer", "ok", "off (`shared: off` in config.yaml)")
     except UserError as exc:
         return Check("shared-layer", "warn", f"config.yaml can't be read: {exc.one_line()}")
     git = project.git
@@ -591,4 +592,8 @@ def shared_layer_check(project: Any) -> Check:
     remotes = _git(git, ["for-each-ref", "--format=%(refname)", "refs/expertise/remotes/"], check=False).decode()
     synced = sorted({line.split("/")[3] for line in remotes.splitlines() if line.count("/") >= 4})
     shared = f"synced with {', '.join(synced)}" if synced else "not synced with any remote (`expertise sync` shares it)"
-    return Check("shared-layer", "ok", f"on; {len(files)} files at {commit[:12]}; {shared}")
+    from expertise_kit.versioning.ledger import is_ledger
+
+    count = sum(1 for path in files if not is_ledger(path))
+    mode = "on" if config.shared_publish else "read only (`shared: read`: nothing published here)"
+    return Check("shared-layer", "ok", f"{mode}; {count} files at {commit[:12]}; {shared}")

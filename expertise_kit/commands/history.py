@@ -71,3 +71,5 @@ def history(start: Path, domain: str | None, as_json: bool, limit: int | None, s
         session = f" [session {', '.join(s[:8] for s in row.sessions)}]" if row.sessions else ""
         counts = f"+{_ids(row.added)} -{_ids(row.removed)}"
         click.echo(f"{commit}  {row.time}  {change:<18} {counts:<9} {row.subject}{session}")
+        for removal in row.removals:
+            click.echo(f"{'':14}removed {removal['id']} ({removal['cause']} on {removal['branch']}): {removal['text']}")

@@ -6,6 +6,8 @@ import click
 
 from expertise_kit.commands._shared import open_store
 
+_SHOWN = 40  # entry lines printed of what came in; the rest are counted
+
 
 @click.command()
 @click.option("--remote", default=None, help="The remote to sync with (default: the branch's, else origin).")
@@ -14,12 +16,13 @@ from expertise_kit.commands._shared import open_store
 def sync(start: Path, remote: str | None, no_push: bool) -> None:
     """Share lessons with the other clones of this repository, without merging any branch.
 
-    Fetches the remote's shared layer (refs/expertise/shared), merges it with this clone's entry by
-    entry, and pushes the result. Every worktree and branch here then reads what the other clones
-    learned, and they read what was learned here. If another clone pushed first, it fetches and merges
-    again.
+    Fetches the remote's shared layer (refs/expertise/shared), checks it as a write is checked (a layer
+    that fails is refused and this clone's is kept), merges it with this clone's entry by entry, prints
+    what came in, and pushes the result (not with `shared: read`). Every worktree and branch here then
+    reads what the other clones learned, and they read what was learned here. If another clone pushed
+    first, it fetches and merges again.
     """
-    from expertise_kit.versioning.sharesync import sync_shared
+    from expertise_kit.store.sharing import sync_shared
 
     store = open_store(start)
     outcome = sync_shared(store, remote, push=not no_push)
@@ -36,4 +39,14 @@ def sync(start: Path, remote: str | None, no_push: bool) -> None:
         parts.append(f"{count} file{'s' if count != 1 else ''} merged entry by entry")
     if outcome.pushed:
         parts.append("pushed")
+    elif outcome.read_only:
+        parts.append("nothing published (`shared: read`)")
     click.echo(f"{outcome.remote}: {', '.join(parts)}; shared layer at {after}")
+    shown = 0
+    for path, lines in outcome.incoming.items():  # what came in, entry by entry
+        click.echo(f"  {path}")
+        for line in lines[: max(0, _SHOWN - shown)]:
+            click.echo(f"    {line}")
+        shown += len(lines)
+    if shown > _SHOWN:
+        click.echo(f"  ... and {shown - _SHOWN} more entry changes (`expertise history --shared` lists them)")

@@ -29,7 +29,10 @@ from expertise_kit.store.transaction import Transaction, describe_entry, restore
 from expertise_kit.versioning.commit import CommitOutcome
 from expertise_kit.vocab import FAILURES, FILES, section, section_names
 
-__all__ = ["Store", "DomainDoc", "WriteResult", "MergeResult", "MAX_TEXT_CHARS", "manual_item", "describe_entry"]
+__all__ = [
+    "Store", "DomainDoc", "WriteResult", "MergeResult", "MAX_TEXT_CHARS", "manual_item", "describe_entry",
+    "value_problem",
+]  # fmt: skip
 
 MAX_TEXT_CHARS = 10_000  # one entry's text; a paste bigger than this is not a lesson
 
@@ -379,6 +382,16 @@ def _flat(text: str) -> str:
     return " ".join(strip_controls(text).split())
 
 
+def value_problem(value: str) -> str | None:
+    """What makes ``value`` no entry text, as every write checks it (and a fetched shared layer): too long,
+    or control characters. None when it is fine."""
+    if len(value) > MAX_TEXT_CHARS:
+        return f"is {len(value):,} characters, over the {MAX_TEXT_CHARS:,} limit"
+    if any((ord(ch) < 32 and ch not in "\n\t") or ord(ch) == 0x7F for ch in value):
+        return "contains control characters"
+    return None
+
+
 def manual_item(section_name: str, text: str, *, error: str | None = None, solution: str | None = None) -> Any:
     """The raw YAML value for a hand-written entry, checked for size and control characters."""
     kind = section(section_name).kind if section_name in section_names() else None
@@ -386,12 +399,9 @@ def manual_item(section_name: str, text: str, *, error: str | None = None, solut
         raise UserError(f"unknown section {section_name!r}", hint="use one of " + ", ".join(section_names()))
     cleaned = text.strip()
     for label, value in (("text", cleaned), ("error", error or ""), ("solution", solution or "")):
-        if len(value) > MAX_TEXT_CHARS:
-            raise UserError(
-                f"{label} is {len(value):,} characters, over the {MAX_TEXT_CHARS:,} limit", hint="shorten it"
-            )
-        if any(ord(ch) < 32 and ch not in "\n\t" for ch in value):
-            raise UserError(f"{label} contains control characters", hint="remove them")
+        problem = value_problem(value)
+        if problem is not None:
+            raise UserError(f"{label} {problem}", hint="shorten it" if "limit" in problem else "remove them")
     # Then stripped as every writer strips (the learner too): invisible and bidi characters such as U+202E
     # gone, and each run of whitespace, a newline included, one space.
     cleaned = _flat(cleaned)

@@ -178,7 +178,7 @@ def credit_session(store: Store, key: str, injected_ids: list[str], extraction: 
                 f"{len(credit.harmful)} harmful, {len(credit.ended_well)} shown in a session that ended well"
             )
         rest = [i for i in pending if i not in verdicts]
-        if rest and store.project.git is not None and store.config.shared_layer:
+        if rest and store.project.git is not None and store.config.shared_publish:
             _credit_shared(store, set(rest), credit, lambda item, name: judge(
                 item, name, failed, ran, touched, session.ended_well
             ), session.id)  # fmt: skip

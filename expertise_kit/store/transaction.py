@@ -20,7 +20,7 @@ from expertise_kit.document.atomic import write_atomic
 from expertise_kit.document.cap import CapResult, fit_to_cap
 from expertise_kit.document.domainfile import DomainDoc, parse_domain_text
 from expertise_kit.document.entries import item_id, parse_item
-from expertise_kit.document.splice import Append, Edit, expected_plain
+from expertise_kit.document.splice import Append, Edit, Remove, expected_plain
 from expertise_kit.errors import UserError
 from expertise_kit.store.cachebuild import rebuild_cache, update_cache
 from expertise_kit.versioning.busy import busy_reason, head_sha
@@ -81,6 +81,8 @@ class Transaction:
     config_changed: bool = False
     dry_run: bool = False
     published: Any = None  # the shared layer's update (``versioning.shared.Published``), once committed
+    dropped: dict[Path, dict[str, Any]] = field(default_factory=dict)  # path -> id -> lifecycle.Drop, on purpose
+    learned: dict[Path, list[str]] = field(default_factory=dict)  # path -> ids of the entries this revision added
 
     # -- planning -------------------------------------------------------------------------------
 
@@ -98,6 +100,7 @@ class Transaction:
         described = described or {}
         pruned = {p.id for p in capped.pruned}
         self.added += [line for entry, line in described.items() if entry not in pruned]
+        self._note_lifecycle(doc, edits, [entry for entry in described if entry not in pruned])
         self.removed += [
             describe_entry(p.id, p.section, p.text) + " (pruned: line cap)"
             for p in capped.pruned
@@ -117,6 +120,28 @@ class Transaction:
                 appended,
             )
         return capped
+
+    def _note_lifecycle(self, doc: DomainDoc, edits: list[Edit], added: list[str]) -> None:
+        """What the shared layer needs of this edit: the entries removed on purpose (not by the cap), which
+        leave the layer whichever branch published them, and the entries added, whose origin is this branch."""
+        if added:
+            self.learned.setdefault(doc.path, []).extend(added)
+        removed = [e for e in edits if isinstance(e, Remove)]
+        if not removed:
+            return
+        from pydantic import ValidationError
+
+        from expertise_kit.document.entries import item_text
+        from expertise_kit.versioning.lifecycle import Drop
+
+        cause = {"reverted": "revert", "validated": "validate", "merged": "merge"}.get(self.change, self.change)
+        for edit in removed:
+            try:
+                raw = (doc.loaded.plain.get(edit.section) or [])[edit.index]
+                item = parse_item(edit.section, raw)
+            except (IndexError, ValidationError, AttributeError):
+                continue
+            self.dropped.setdefault(doc.path, {})[item_id(edit.section, item)] = Drop(cause, item_text(item))
 
     def create(self, path: Path, text: str, *, domain: str | None = None, plain: dict[str, Any] | None = None) -> None:
         """Plan a new file (``init``): config, schema, ignore file or a fresh domain file."""
@@ -190,7 +215,7 @@ class Transaction:
         branch reads it at once. Best effort: the branch commit is the record, and what can't be
         published now is published with the next revision."""
         project = self.store.project
-        if project.git is None or not self.store.config.shared_layer:
+        if project.git is None or not self.store.config.shared_publish:
             return
         files = {
             p.path: (p.domain, p.data.decode("utf-8"))
@@ -215,6 +240,9 @@ class Transaction:
                 message=shared_message(project, revision, outcome.sha),
                 line_cap=self.store.config.line_cap,
                 plains={p.path: p.plain for p in self.planned.values() if p.plain is not None and p.path in files},
+                dropped=self.dropped,
+                learned=self.learned,
+                retire_days=self.store.config.shared_retire_days,
             )
         except Exception:  # noqa: BLE001 - the write stands; the next revision publishes this change again
             self.published = None

@@ -41,6 +41,8 @@ class HistoryRow:
     deferred: bool = False
     branch: str | None = None  # the shared layer's revisions: the branch it came from
     source: str | None = None  # ... and that branch's commit
+    removals: list[dict[str, str]] = field(default_factory=list)  # the shared layer's: entries it took out, why
+
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +59,7 @@ class HistoryRow:
             "by_hand": self.by_hand,
             "deferred": self.deferred,
             **({"branch": self.branch, "source": self.source} if self.branch is not None else {}),
+            **({"removals": self.removals} if self.removals else {}),
         }
 
 
@@ -89,6 +92,16 @@ def _parse_trailers(block: str, row: HistoryRow) -> None:
             row.branch = value
         elif name == "commit":
             row.source = value
+        elif name == "shared-removed":
+            row.removals.append(_removal(value))
+
+
+def _removal(value: str) -> dict[str, str]:
+    """``<id> <cause> [branch]: text``, as ``versioning.shared`` writes it."""
+    head, _, text = value.partition(": ")
+    entry, _, rest = head.partition(" ")
+    cause, _, branch = rest.partition(" ")
+    return {"id": entry, "cause": cause, "branch": branch.strip("[]"), "text": text}
 
 
 def _domain_of(path: str) -> str:
@@ -126,7 +139,12 @@ def read_history(
             return rows
         if rev is not None:
             args.append(rev)
-        result = run_git(repo, [*args, "--", pathspec(project, domain)], check=False)
+        paths = [pathspec(project, domain)]
+        if rev is not None and domain is None:
+            from expertise_kit.versioning.ledger import LEDGER_DIR
+
+            paths.append(f"{LEDGER_DIR}/")  # a shared revision may change only what it removed (tombstones)
+        result = run_git(repo, [*args, "--", *paths], check=False)
         if result.status != 0:
             if "does not have any commits" in result.stderr or "bad default revision" in result.stderr:
                 return rows  # an unborn branch has no log yet

@@ -14,8 +14,14 @@ deleted (unless another branch changed it since: a change beats a deletion, as i
 person changed by hand or a plain ``git commit`` made is published with the next revision the same way.
 On a true conflict the newer write wins here: the branches keep their own versions for review.
 
-Objects are written as loose objects straight into ``.git/objects`` (no git process), and the ref moves
-with ``git update-ref <new> <old>``: a compare-and-swap, retried from the top when the ref moved.
+A revision's publish writes loose objects straight into ``.git/objects`` (no git process: its cost has a
+budget) and moves the ref under the ref's own lock file, a compare-and-swap retried from the top when the
+ref moved; ``sync`` runs inside ``git_plumbing()``, where git's own ``hash-object -w`` and ``update-ref
+NEW OLD`` do both.
+
+**Lifecycle.** The tree also holds a ledger per domain file (``versioning.ledger``): tombstones of the
+entries removed anywhere (they leave the layer whichever branch published them, and no merge brings them
+back) and the branches behind each lesson (``versioning.lifecycle`` retires those of deleted branches).
 
 **Reading.** ``union_plain`` gives what the hook and ``render`` read: the working tree's entries, plus
 the shared entries it does not have. The working tree wins: an entry it holds is taken from it, and an
@@ -28,6 +34,7 @@ file's blob, so the pre-task hook tells which domains the shared layer changed w
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import marshal
 import os
@@ -36,7 +43,7 @@ import random
 import subprocess
 import tempfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +52,14 @@ from expertise_kit import clock
 from expertise_kit.errors import UserError
 from expertise_kit.project import GitLocation, Project
 from expertise_kit.versioning.git import SAFE_CONFIG
+from expertise_kit.versioning.ledger import Ledger, ledger_path, parse_ledger
+from expertise_kit.versioning.lifecycle import (
+    Drop,
+    merge_drops,
+    note_origins,
+    removed_in_history,
+    retirements,
+)
 from expertise_kit.versioning.objects import _loose
 
 __all__ = [
@@ -166,9 +181,26 @@ def _object_path(git: GitLocation, sha: str) -> Path:
     return git.common_dir / "objects" / sha[:2] / sha[2:]
 
 
+_plumbing: contextvars.ContextVar[bool] = contextvars.ContextVar("expertise_git_plumbing", default=False)
+
+
+@contextlib.contextmanager
+def git_plumbing() -> Iterator[None]:
+    """Within it, objects are written by ``git hash-object -w`` and the ref moved by ``git update-ref``:
+    git's own plumbing, which follows every setting (object format, reftable, fsync, shared permissions,
+    hooks on ref updates). ``sync`` runs in it; the hand writer below stays only for the revision's own
+    publish, whose cost has a budget (docs/performance.md: the write with the shared-ref update <= 2x a bare
+    commit), which four git processes more would break."""
+    token = _plumbing.set(True)
+    try:
+        yield
+    finally:
+        _plumbing.reset(token)
+
+
 def write_object(git: GitLocation, kind: bytes, body: bytes) -> str:
     """Store one object as a loose object, as git would, and return its id."""
-    if _group_shared(git):
+    if _group_shared(git) or _plumbing.get():
         return _git(git, ["hash-object", "-w", "-t", kind.decode(), "--stdin"], data=body).decode().strip()
     data = b"%s %d\0" % (kind, len(body)) + body
     sha = hashlib.new(_algorithm(git), data).hexdigest()
@@ -325,8 +357,10 @@ def _update_ref_file(git: GitLocation, new: str, old: str | None) -> bool | None
     """``update_ref`` as git does it for a ref kept in a file, without a git process: take the ref's own
     lock file (the one git takes, so git and we exclude each other), check the old value under it, write,
     rename. None when git must do it: refs in a reftable, or every ref update logged."""
-    if (git.common_dir / "reftable").is_dir() or "logallrefupdates=always" in _config(git) or _group_shared(git):
+    if _plumbing.get() or (git.common_dir / "reftable").is_dir() or "logallrefupdates=always" in _config(git):
         return None
+    if _group_shared(git):
+        return None  # git's modes for the ref and its log
     path = git.common_dir / SHARED_REF
     lock = path.with_name(path.name + ".lock")
     try:
@@ -453,7 +487,7 @@ def _base_holds(git: GitLocation) -> bool:
     from expertise_kit.versioning.busy import head_sha
 
     directory = _branch_dir(git)
-    recorded = _read_text(directory / "HEAD")
+    recorded = _read_text(directory / "HEAD").split("\n", 1)[0]
     if not recorded:
         return True  # nothing recorded: no base either, or one from before this was kept
     head = head_sha(git) or ""
@@ -463,15 +497,19 @@ def _base_holds(git: GitLocation) -> bool:
     return _valid_bases[key]
 
 
-def _note_base_head(git: GitLocation) -> None:
+def _note_base_head(git: GitLocation, prefix: str) -> None:
+    """Record HEAD as where this branch last published, with the tree of its domain files' directory
+    there (``prefix``), so the next publish tells with a few reads that nothing else changed them."""
     from expertise_kit.versioning.busy import head_sha
+    from expertise_kit.versioning.lifecycle import directory_tree
 
     head = head_sha(git)
     _valid_bases.clear()
     if head:
         directory = _branch_dir(git)
         directory.mkdir(parents=True, exist_ok=True)
-        _write_quick(directory / "HEAD", (head + "\n").encode("ascii"))
+        tree = directory_tree(git, head, prefix) or ""
+        _write_quick(directory / "HEAD", f"{head}\n{tree}\n".encode("ascii"))
 
 
 def write_state(git: GitLocation, commit: str | None, files: dict[str, str]) -> None:
@@ -604,9 +642,15 @@ def publish(
     message: str,
     line_cap: int,
     plains: dict[Path, dict[str, Any]] | None = None,
+    dropped: dict[Path, dict[str, Drop]] | None = None,
+    learned: dict[Path, list[str]] | None = None,
+    retire_days: int | None = None,
 ) -> Published:
     """Apply this worktree's changes to ``files`` (path -> (domain, text now)) to the shared layer.
-    ``plains``: the data of those texts where the caller has it (the quick merge needs it).
+    ``plains``: the data of those texts where the caller has it (the quick merge needs it). ``dropped``:
+    entries this revision removed on purpose (revert, validate, a hand edit), taken out of the layer
+    whichever branch published them, with a tombstone; ``learned``: entries it added, whose origin is
+    this branch. ``retire_days``: retire the lessons of branches gone that long (None: not now).
 
     Call inside the write lock, after the branch commit. Never raises for git's or the files' sake: a
     write must not fail because the shared layer could not take it (the next revision publishes the
@@ -614,7 +658,7 @@ def publish(
     """
     git = project.git
     outcome = Published()
-    if git is None or not files:
+    if git is None or (not files and retire_days is None):
         return outcome
     from expertise_kit.versioning.busy import _IN_PROGRESS
 
@@ -629,6 +673,14 @@ def publish(
     wanted = {tree_path(project, path): (path, domain, text) for path, (domain, text) in files.items()}
     bases = {rel: _read_base(git, rel) for rel in wanted}
     plains = plains or {}
+    branch = branch_name(git)
+    drops = merge_drops(
+        {tree_path(project, path): ids for path, ids in (dropped or {}).items() if ids},
+        _removed_since_published(project, git),
+    )
+    origins = {tree_path(project, path): ids for path, ids in (learned or {}).items() if ids}
+    if origins:
+        note_origins(git, origins, branch)
     for path, (domain, text) in files.items():
         if path in plains:
             remember_plain(git, text, domain, plains[path])  # the base of this worktree's next merge
@@ -645,26 +697,43 @@ def publish(
         new_files = dict(old_files)
         merged: list[str] = []
         quick: list[str] = []
-        for rel, (path, domain, text) in wanted.items():
+        all_drops = merge_drops(drops, retirements(git, old_files, retire_days) if retire_days is not None else {})
+        removals: list[str] = []
+        for rel in dict.fromkeys([*wanted, *all_drops]):
             sha = old_files.get(rel)
             shared = None
             if sha is not None:
                 with contextlib.suppress(ValueError, OSError, UnicodeDecodeError):
                     shared = read_blob(git, sha).decode("utf-8")
-            result, how, result_plain = _combine(
-                git, bases[rel], shared, text, path=path, domain=domain, line_cap=line_cap, plain=plains.get(path)
-            )
+            if rel in wanted:
+                path, domain, text = wanted[rel]
+                result, how, result_plain = _combine(
+                    git, bases[rel], shared, text, path=path, domain=domain, line_cap=line_cap, plain=plains.get(path)
+                )
+            elif shared is not None:
+                path, domain = git.toplevel / rel, rel.rsplit("/", 1)[-1].removesuffix(".yaml")
+                result, how, result_plain = shared, "", None
+            else:
+                continue
             if how:
                 merged.append(rel)
             if how == "quick":
                 quick.append(rel)
+            union = bases.get(rel, "") is None
+            changes = _Lifecycle(git, branch, origins.get(rel, []), all_drops.get(rel, {}), union=union)
+            result, result_plain = changes.apply(
+                old_files, new_files, rel, result, result_plain, path, domain, line_cap
+            )
+            removals += changes.removals
+            if changes.removals and not how:
+                how = "dropped"
             if result_plain is not None and how:
                 remember_plain(git, result, domain, result_plain)  # the shared file the next writer merges into
             new_files[rel] = write_object(git, b"blob", result.encode("utf-8"))
         if new_files == old_files and parent is not None:
             break
         tree = write_tree_of(git, new_files)
-        commit = write_commit(git, tree, [parent] if parent else [], message)
+        commit = write_commit(git, tree, [parent] if parent else [], _with_removals(message, removals))
         if update_ref(git, commit, old):
             outcome.commit, outcome.merged, outcome.quick = commit, merged, quick
             with contextlib.suppress(OSError):
@@ -677,8 +746,168 @@ def publish(
         with contextlib.suppress(OSError):
             _write_base(git, rel, text)
     with contextlib.suppress(OSError):
-        _note_base_head(git)
+        _note_base_head(git, tree_path(project, project.expertise_dir))
     return outcome
+
+
+REMOVED_TRAILER = "Expertise-Shared-Removed"
+
+
+def _with_removals(message: str, removals: list[str]) -> str:
+    """The shared commit's message with a trailer per entry it took out: ``<id> <cause> [branch]: text``."""
+    if not removals:
+        return message
+    return message.rstrip("\n") + "\n" + "".join(f"{REMOVED_TRAILER}: {line}\n" for line in removals)
+
+
+@dataclass
+class _Lifecycle:
+    """One file's part of a publish beyond the merge: the tombstones of what it learned again lifted, the
+    entries to take out (``dropped``, with a tombstone each), and for a union publish (a branch's first)
+    no tombstoned entry brought back."""
+
+    git: GitLocation
+    branch: str
+    learned: list[str]
+    dropped: dict[str, Drop]
+    union: bool
+    removals: list[str] = field(default_factory=list)  # trailer values: ``<id> <cause> [branch]: text``
+
+    def apply(
+        self, old_files: dict[str, str], new_files: dict[str, str], rel: str, text: str,
+        plain: dict[str, Any] | None, path: Path, domain: str, line_cap: int,
+    ) -> tuple[str, dict[str, Any] | None]:  # fmt: skip
+        """``text`` (the file as published) with the drops made, and its data; the ledger written to ``new_files``."""
+        ledger = _ledger_at(self.git, old_files, rel)
+        before = ledger.to_bytes()
+        ledger.expire(clock.now())
+        for entry in self.learned:  # learned again: its tombstone is lifted (its origin is in the local log)
+            ledger.removed.pop(entry, None)
+        gone = dict(self.dropped)
+        if self.union:  # a branch's first publish never brings a removed lesson back
+            gone.update({
+                entry: Drop(record.get("cause", "removed"), record.get("text", ""))
+                for entry, record in ledger.removed.items() if entry not in self.learned
+            })  # fmt: skip
+        if gone:
+            text, plain, said = drop_entries(self.git, text, path, domain, set(gone), line_cap, plain)
+            for entry, what in said.items():
+                if entry in ledger.removed:
+                    continue
+                what = gone[entry].text or what
+                ledger.tombstone(entry, gone[entry].cause, self.branch, clock.now().isoformat(), what)
+                self.removals.append(f"{entry} {gone[entry].cause} [{self.branch}]: {' '.join(what.split())[:120]}")
+        if ledger.to_bytes() != before:
+            new_files[ledger_path(rel)] = write_object(self.git, b"blob", ledger.to_bytes())
+        return text, plain
+
+
+def fold_origins(git: GitLocation) -> str | None:
+    """Put the origins this clone's revisions logged (``lifecycle.note_origins``) into the layer's ledgers,
+    as a commit on the shared ref, so other clones learn which branches stand behind each lesson. Call
+    inside the write lock (``sync`` does, before it takes the remote's layer in). The new commit, or None."""
+    from expertise_kit.versioning.lifecycle import clear_local_origins, local_origins
+
+    pending = local_origins(git)
+    old = read_ref(git)
+    if not pending or old is None:
+        return None
+    try:
+        files = shared_files(git, old)
+    except (ValueError, OSError):
+        return None
+    new_files = dict(files)
+    for rel, entries in pending.items():
+        if rel not in files:
+            continue
+        ledger = _ledger_at(git, files, rel)
+        for entry, origins in entries.items():
+            if entry not in ledger.removed:
+                known = ledger.origins.setdefault(entry, [])
+                known += [origin for origin in sorted(origins) if origin not in known]
+        new_files[ledger_path(rel)] = write_object(git, b"blob", ledger.to_bytes())
+    if new_files == files:
+        clear_local_origins(git, pending)
+        return None
+    message = "expertise(shared): record which branches learned what\n"
+    commit = write_commit(git, write_tree_of(git, new_files), [old], message)
+    if not update_ref(git, commit, old, "expertise sync: origins"):
+        return None
+    with contextlib.suppress(OSError):
+        write_state(git, commit, new_files)
+    clear_local_origins(git, pending)
+    return commit
+
+
+def _ledger_at(git: GitLocation, files: dict[str, str], rel: str) -> Ledger:
+    sha = files.get(ledger_path(rel))
+    if sha is None:
+        return Ledger()
+    try:
+        return parse_ledger(read_blob(git, sha))
+    except (ValueError, OSError):
+        return Ledger()  # not ours (a layer someone made by hand): started again
+
+
+def drop_entries(
+    git: GitLocation, text: str, path: Path, domain: str, ids: set[str], line_cap: int,
+    plain: dict[str, Any] | None = None,
+) -> tuple[str, dict[str, Any] | None, dict[str, str]]:
+    """``text`` without the entries ``ids``: (text, its data, id -> what each removed one said). A text that
+    holds none of them (or is no domain file) is returned as it is."""
+    from pydantic import ValidationError
+
+    from expertise_kit.document.entries import item_id, item_text, parse_item
+    from expertise_kit.vocab import section_names
+
+    plain = plain if plain is not None else _parsed(git, text, path, domain)
+    if plain is None:
+        return text, None, {}
+    found: dict[str, str] = {}
+    where: list[tuple[str, int]] = []
+    for name in section_names():
+        for index, raw in enumerate(plain.get(name) or []):
+            with contextlib.suppress(ValidationError):
+                item = parse_item(name, raw)
+                entry = item_id(name, item)
+                if entry in ids:
+                    found[entry] = item_text(item)
+                    where.append((name, index))
+    if not where:
+        return text, plain, {}
+    from expertise_kit.document.cap import fit_to_cap
+    from expertise_kit.document.domainfile import parse_domain_text
+    from expertise_kit.document.splice import Remove, expected_plain
+
+    try:
+        doc = parse_domain_text(text, path, domain)
+    except UserError:
+        return text, plain, {}
+    edits: list[Any] = [Remove(name, index) for name, index in where]
+    capped = fit_to_cap(doc.loaded, doc.model, edits, line_cap)
+    return capped.text, expected_plain(doc.loaded, capped.edits), found
+
+
+def _removed_since_published(project: Project, git: GitLocation) -> dict[str, dict[str, Drop]]:
+    """Entries this branch held since it last published and no longer holds, when its domain files were
+    changed by other means than our own revisions (a merge, a plain commit, a pull). The common case (only
+    this revision's commit, or code commits, since) costs a few reads of loose objects."""
+    from expertise_kit.versioning.busy import head_sha
+    from expertise_kit.versioning.lifecycle import directory_tree
+
+    recorded, _, recorded_tree = _read_text(_branch_dir(git) / "HEAD").partition("\n")
+    head = head_sha(git)
+    if not recorded or not head or head == recorded or not _base_holds(git):
+        return {}
+    parents = _loose_parents(git, head)
+    if parents is not None and parents[:1] == [recorded]:
+        return {}  # only this revision's commit since: its removals are named by the revision itself
+    prefix = tree_path(project, project.expertise_dir)
+    if parents and recorded_tree and directory_tree(git, parents[0], prefix) == recorded_tree.strip():
+        return {}  # commits in between, none of them to the domain files
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        return removed_in_history(git, prefix, recorded, head)
+    return {}
 
 
 def changed_since_published(

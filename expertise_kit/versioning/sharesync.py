@@ -1,42 +1,35 @@
-"""``expertise sync``: share the shared layer (``refs/expertise/shared``) with the project's remote.
-
-Fetch the remote's shared ref into ``refs/expertise/remotes/<remote>/shared``, integrate it with ours
-inside the write lock (nothing to do, a fast-forward, or a merge commit whose files are merged entry by
-entry), then push our ref. A push the remote refuses because someone pushed first starts again from the
-fetch, a few times with a growing pause. Branches are never touched: clones share lessons without
-merging anything.
+"""The git side of ``expertise sync`` (``store/sharing.py`` runs it under the store's lock): fetch the
+remote's shared ref into ``refs/expertise/remotes/<remote>/shared``, integrate it with ours (nothing to
+do, a fast-forward, or a merge commit whose files are merged entry by entry and whose ledgers are merged
+three ways, tombstones beating entries), push ours. Branches are never touched.
 """
 
 from __future__ import annotations
 
-import random
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from expertise_kit import clock
 from expertise_kit.errors import UserError
 from expertise_kit.project import GitLocation
+from expertise_kit.versioning.ledger import Ledger, is_ledger, ledger_path, merge_ledgers, parse_ledger
 from expertise_kit.versioning.shared import (
+    REMOVED_TRAILER,
     SHARED_REF,
     _git,
+    drop_entries,
     read_blob,
-    read_ref,
     run,
     shared_files,
-    update_ref,
     write_commit,
     write_object,
-    write_state,
     write_tree_of,
 )
 
-if TYPE_CHECKING:
-    from expertise_kit.store import Store
-
-__all__ = ["SyncOutcome", "sync_shared", "default_remote", "tracking_ref", "integrate"]
-
-_ATTEMPTS = 6
+__all__ = [
+    "SyncOutcome", "default_remote", "tracking_ref", "integrate", "synced_ref", "valid_remote", "fetch", "push",
+    "note_synced", "read_named", "rewritten",
+]  # fmt: skip
 
 
 def tracking_ref(remote: str) -> str:
@@ -53,6 +46,9 @@ class SyncOutcome:
     pushed: bool = False
     attempts: int = 0
     merged_files: list[str] = field(default_factory=list)
+    incoming: dict[str, list[str]] = field(default_factory=dict)  # path -> "+ text" / "- text", what came in
+    removed: list[str] = field(default_factory=list)  # "<id> <cause>: text", entries this sync took out
+    read_only: bool = False  # `shared: read`: taken in, never pushed
 
 
 def default_remote(git: GitLocation) -> str:
@@ -74,7 +70,7 @@ def default_remote(git: GitLocation) -> str:
     raise UserError(f"which remote? this repository has {len(remotes)}", hint="name it: `expertise sync --remote NAME`")
 
 
-def _valid_remote(git: GitLocation, remote: str) -> None:
+def valid_remote(git: GitLocation, remote: str) -> None:
     if not remote or remote.startswith("-") or any(ch.isspace() or ch in "\\:?*[~^" for ch in remote):
         raise UserError(f"{remote!r} is not a remote name", hint="see `git remote`")
     if remote not in _git(git, ["remote"], check=False).decode().split():
@@ -96,7 +92,7 @@ def _commit_or_refuse(git: GitLocation, sha: str, what: str) -> str:
     return sha
 
 
-def _fetch(git: GitLocation, remote: str) -> str | None:
+def fetch(git: GitLocation, remote: str) -> str | None:
     """Fetch the remote's shared ref; its commit, or None when the remote has none yet."""
     refspec = f"+{SHARED_REF}:{tracking_ref(remote)}"
     done = run(git, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, refspec], timeout=300)
@@ -111,7 +107,7 @@ def _fetch(git: GitLocation, remote: str) -> str | None:
     return _commit_or_refuse(git, value, f"{remote}'s {SHARED_REF}") if value else None
 
 
-def _push(git: GitLocation, remote: str, commit: str) -> bool:
+def push(git: GitLocation, remote: str, commit: str) -> bool:
     """Push ``commit`` as the remote's shared ref; False when the remote moved first (fetch and retry)."""
     done = run(git, ["push", "--quiet", "--porcelain", remote, f"{commit}:{SHARED_REF}"], timeout=300)
     if done.returncode == 0:
@@ -135,6 +131,13 @@ def _text(git: GitLocation, sha: str | None) -> str | None:
         return None
 
 
+def _ledger(git: GitLocation, sha: str | None) -> Ledger:
+    try:
+        return parse_ledger(read_blob(git, sha)) if sha else Ledger()
+    except (ValueError, OSError):
+        return Ledger()
+
+
 def integrate(
     git: GitLocation,
     ours: str | None,
@@ -143,21 +146,23 @@ def integrate(
     line_cap: int,
     remote: str,
     base: str | None = None,
-) -> tuple[str | None, str, list[str]]:
-    """Our shared ref with theirs taken in: (commit, how, files merged entry by entry). ``base``: merge
-    against it rather than the common ancestor (theirs went back to an earlier state: what it dropped
-    since ``base`` is dropped from ours too)."""
+) -> tuple[str | None, str, list[str], list[str]]:
+    """Our shared ref with theirs taken in: (commit, how, files merged entry by entry, removals). ``base``:
+    merge against it rather than the common ancestor (theirs was rewritten since we last synced it: what
+    it dropped since ``base`` is dropped from ours too, and tombstoned so it stays dropped everywhere)."""
     if theirs is None or ours == theirs:
-        return ours, "unchanged", []
+        return ours, "unchanged", [], []
     if ours is None:
-        return theirs, "created", []
+        return theirs, "created", [], []
     if base is None:
         if _is_ancestor(git, theirs, ours):
-            return ours, "unchanged", []
+            return ours, "unchanged", [], []
         if _is_ancestor(git, ours, theirs):
-            return theirs, "fast-forward", []
+            return theirs, "fast-forward", [], []
+    from expertise_kit.versioning.lifecycle import ids_of
     from expertise_kit.versioning.merge import merge_domain_texts
 
+    reset = base is not None
     base = base or _git(git, ["merge-base", ours, theirs], check=False).decode().strip() or None
     try:
         base_files, our_files, their_files = (shared_files(git, c) for c in (base, ours, theirs))
@@ -168,7 +173,8 @@ def integrate(
         ) from None
     result: dict[str, str] = {}
     merged: list[str] = []
-    for path in sorted(set(our_files) | set(their_files)):
+    domain_paths = sorted(p for p in set(our_files) | set(their_files) if not is_ledger(p))
+    for path in domain_paths:
         b, o, t = base_files.get(path), our_files.get(path), their_files.get(path)
         if o == t or t == b:
             chosen = o  # the same on both sides, or only ours changed (or deleted) it
@@ -189,16 +195,59 @@ def integrate(
                 chosen = o  # theirs is not a valid domain file: ours stands
         if chosen is not None:
             result[path] = chosen
+    removals: list[str] = []
+    trailers: list[str] = []
+    stamp = clock.now().isoformat()
+    for path in domain_paths:
+        key = ledger_path(path)
+        ledger = merge_ledgers(*(_ledger(git, files.get(key)) for files in (base_files, our_files, their_files)))
+        ledger.expire(clock.now())
+        text = _text(git, result.get(path))
+        if text is None:
+            continue
+        gone: dict[str, str] = {}
+        if reset:  # what the rewrite dropped since we last synced: tombstoned, so no clone brings it back
+            dropped = ids_of(git, _text(git, base_files.get(path)) or "", path)
+            kept = ids_of(git, _text(git, their_files.get(path)) or "", path)
+            held = ids_of(git, _text(git, our_files.get(path)) or "", path)
+            for entry, was in dropped.items():
+                if entry not in kept and entry not in ledger.removed:
+                    ledger.tombstone(entry, "reset", f"{remote} (rewritten)", stamp, was)
+                    if entry in held:
+                        gone[entry] = was
+        if ledger.removed:
+            domain = path.rsplit("/", 1)[-1].removesuffix(".yaml")
+            new_text, _, said = drop_entries(git, text, Path(path), domain, set(ledger.removed), line_cap)
+            if said:
+                result[path] = write_object(git, b"blob", new_text.encode("utf-8"))
+                gone.update(said)
+        for entry, what in gone.items():
+            cause = ledger.removed[entry].get("cause", "removed")
+            removals.append(f"{entry} {cause}: {what}")
+            trailers.append(f"{REMOVED_TRAILER}: {entry} {cause} [{remote}]: {' '.join(what.split())[:120]}\n")
+        if ledger.origins:  # origins of entries the file no longer holds (pruned by the cap) are let go
+            holds = ids_of(git, _text(git, result.get(path)) or "", path)
+            ledger.origins = {entry: origins for entry, origins in ledger.origins.items() if entry in holds}
+        if not ledger.empty:
+            data = ledger.to_bytes()
+            result[key] = write_object(git, b"blob", data)  # the same bytes as theirs: the same blob
     if result == their_files:
-        return theirs, "fast-forward", merged  # nothing of ours is left to add: theirs as it is
+        return theirs, "fast-forward", merged, removals  # nothing of ours is left to add: theirs as it is
     tree = write_tree_of(git, result)
     message = (
         f"expertise(shared): merge the shared layer of {remote}\n\n"
         + "".join(f"merged entry by entry: {p}\n" for p in merged)
         + ("\n" if merged else "")
         + "Expertise-Change: merged\n"
+        + "".join(trailers)
     )
-    return write_commit(git, tree, [ours, theirs], message), "merged", merged
+    return write_commit(git, tree, [ours, theirs], message), "merged", merged, removals
+
+
+def rewritten(git: GitLocation, theirs: str | None, last: str | None) -> bool:
+    """Whether the remote's layer was rewritten since this clone last synced it: a push only moves it
+    forward, so one we last saw that isn't an ancestor of what it is now was reset (or replaced)."""
+    return bool(theirs and last and theirs != last and not _is_ancestor(git, last, theirs))
 
 
 def synced_ref(remote: str) -> str:
@@ -207,84 +256,10 @@ def synced_ref(remote: str) -> str:
     return f"refs/expertise/synced/{remote}"
 
 
-def _read(git: GitLocation, ref: str) -> str | None:
+def read_named(git: GitLocation, ref: str) -> str | None:
     return _git(git, ["rev-parse", "--verify", "--quiet", ref], check=False).decode().strip() or None
 
 
-def _note_synced(git: GitLocation, remote: str, commit: str | None) -> None:
+def note_synced(git: GitLocation, remote: str, commit: str | None) -> None:
     if commit is not None:
         _git(git, ["update-ref", synced_ref(remote), commit], check=False)
-
-
-def sync_shared(store: Store, remote: str | None = None, *, push: bool = True) -> SyncOutcome:
-    """Fetch, integrate and push the shared layer; retried when another clone pushed first.
-
-    When the remote's layer went back to an earlier state this clone had synced (someone reset it, say a
-    CI job that refused a lesson), what it dropped since is dropped here too, by a three-way merge with
-    that synced state as the base; what this clone learned since is kept, and pushed on top.
-    """
-    project = store.project
-    git = project.git
-    if git is None:
-        raise UserError("not a git repository, so there is no shared layer to sync", hint="run it in a git work tree")
-    remote = remote or default_remote(git)
-    _valid_remote(git, remote)
-    outcome = SyncOutcome(remote=remote)
-    for attempt in range(1, _ATTEMPTS + 1):
-        outcome.attempts = attempt
-        theirs = _fetch(git, remote)
-        outcome.theirs = theirs
-        with store.locked():
-            actual = ours = read_ref(git)
-            if attempt == 1:
-                outcome.before = ours
-            if ours is not None and _git(git, ["cat-file", "-t", ours], check=False).decode().strip() != "commit":
-                ours = None  # ours names no commit: theirs replaces it (the swap below still checks the old value)
-            last = _read(git, synced_ref(remote))
-            rewound = bool(theirs and last and theirs != last and _is_ancestor(git, theirs, last))
-            new, how, merged = integrate(
-                git, ours, theirs, line_cap=store.config.line_cap, remote=remote, base=last if rewound else None
-            )
-            if rewound:
-                how = "reset"
-            if new is not None and new != actual:
-                if not update_ref(git, new, actual, f"expertise sync: {how} {remote}"):
-                    continue  # moved under us (a git command outside our lock): start again
-                files = shared_files(git, new)
-                write_state(git, new, files)
-                _refresh_cache(store, shared_files(git, ours), files)
-            _note_synced(git, remote, theirs)
-            outcome.after = new
-            if how != "unchanged":
-                outcome.how = how
-            outcome.merged_files += [m for m in merged if m not in outcome.merged_files]
-        if not push or new is None or new == theirs:
-            return outcome
-        if _push(git, remote, new):
-            with store.locked():
-                _note_synced(git, remote, new)
-            outcome.pushed = True
-            return outcome
-        time.sleep(random.uniform(0.05, 0.2) * attempt)
-    raise UserError(
-        f"{remote}'s {SHARED_REF} kept moving while we pushed ({_ATTEMPTS} attempts)",
-        hint="run `expertise sync` again",
-    )
-
-
-def _refresh_cache(store: Store, before: dict[str, str], after: dict[str, str]) -> None:
-    """Rebuild this worktree's render cache for the domains whose shared file changed."""
-    from expertise_kit.store.cachebuild import refresh_domains
-    from expertise_kit.versioning.shared import tree_path
-
-    project = store.project
-    try:
-        prefix = tree_path(project, project.expertise_dir) + "/"
-        names = [
-            name for name in store.config.domain_names
-            if before.get(f"{prefix}{name}.yaml") != after.get(f"{prefix}{name}.yaml")
-        ]  # fmt: skip
-        if names:
-            refresh_domains(project, store.config, names)
-    except Exception:  # noqa: BLE001, S110 - the hook rebuilds a stale cache itself
-        pass
