@@ -98,6 +98,7 @@ class Provenance(_Open):
         0, ge=0, description="Sessions it was shown in that ended well: a smaller credit, a tenth of a helpful."
     )
     stale: bool = Field(False, description="Set by validate when it mentions code that is gone.")
+    last_feedback: Moment = Field(None, description="When `expertise feedback` last gave it a verdict.")
 
 
 class TextEntry(Provenance):

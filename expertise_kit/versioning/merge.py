@@ -224,9 +224,28 @@ def _value(entry: _Entry | None) -> Any:
     return None if entry is None else (entry.section, entry.raw)
 
 
+_COUNTERS = (("recurrence", 1), ("helpful", 0), ("harmful", 0))
+
+
+def _counter(raw: Any, key: str, default: int) -> int:
+    value = raw.get(key, default) if isinstance(raw, dict) else default
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _counts_twice(old: _Entry | None, mine: _Entry | None, yours: _Entry | None) -> bool:
+    """Both sides made the very same change to an entry, and it raised a counter: two verdicts (or two
+    sightings) on two branches are two, so the change is merged, not taken once. A session both sides
+    added is still counted once (``merge_sightings``)."""
+    if old is None or mine is None or yours is None or mine.section != yours.section:
+        return False
+    return any(_counter(mine.raw, key, default) > _counter(old.raw, key, default) for key, default in _COUNTERS)
+
+
 def _plan_one(old: _Entry | None, mine: _Entry | None, yours: _Entry | None, plan: _Plan) -> None:
-    if _value(mine) == _value(yours) or _value(yours) == _value(old):
+    if _value(yours) == _value(old):
         return  # ours already holds the result
+    if _value(mine) == _value(yours) and not _counts_twice(old, mine, yours):
+        return  # both sides made the same change, and no counter rose: once is the result
     if _value(mine) == _value(old) or mine is None:
         # Only theirs changed it (or we deleted what they changed: a change beats a deletion).
         if yours is None:
