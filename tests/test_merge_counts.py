@@ -87,7 +87,8 @@ def test_feedback_in_a_worktree_and_in_main_adds_up(project: Path, run: Cli, mon
     for _ in range(2):
         assert Cli(tree)("feedback", entry, "--harmful").exit_code == 0
     _merge(tree, "merge", "--no-edit", "main")  # and back: agent takes main's verdicts, nothing twice
-    assert (_entry(tree, "Use a connection pool")["helpful"], _entry(tree, "Use a connection pool")["harmful"]) == (3, 2)
+    merged = _entry(tree, "Use a connection pool")
+    assert (merged["helpful"], merged["harmful"]) == (3, 2)
 
 
 def _clone(remote: Path, where: Path) -> Path:
