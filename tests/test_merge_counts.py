@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import IDENTITY, Cli, git
+from conftest import Cli, clone_with_driver, git
 
 from expertise_kit import clock
 from expertise_kit.document.domainfile import load_domain_file, parse_domain_text
@@ -91,14 +91,6 @@ def test_feedback_in_a_worktree_and_in_main_adds_up(project: Path, run: Cli, mon
     assert (merged["helpful"], merged["harmful"]) == (3, 2)
 
 
-def _clone(remote: Path, where: Path) -> Path:
-    git(where.parent, "clone", "-q", str(remote), where.name)
-    git(where, "config", "user.name", IDENTITY["GIT_COMMITTER_NAME"])
-    git(where, "config", "user.email", IDENTITY["GIT_COMMITTER_EMAIL"])
-    assert Cli(where)("init").exit_code == 0  # registers the driver in the clone
-    return where
-
-
 @pytest.mark.parametrize("pull", [["pull", "-q", "--rebase"], ["pull", "-q", "--no-rebase", "--no-edit"]])
 def test_feedback_in_two_clones_of_a_bare_remote_adds_up(
     project: Path, run: Cli, pull: list[str], monkeypatch: pytest.MonkeyPatch
@@ -107,7 +99,7 @@ def test_feedback_in_two_clones_of_a_bare_remote_adds_up(
     remote = project.parent / "remote.git"
     git(project.parent, "init", "-q", "--bare", "-b", "main", str(remote))
     git(project, "push", "-q", str(remote), "main")
-    first, second = _clone(remote, project.parent / "one"), _clone(remote, project.parent / "two")
+    first, second = (clone_with_driver(remote, project.parent / name) for name in ("one", "two"))
     for day, clone in enumerate((first, second), start=2):
         _dated(monkeypatch, day)
         assert Cli(clone)("feedback", entry, "--helpful").exit_code == 0

@@ -24,6 +24,8 @@ def merge_driver(start: Path, base: Path, ours: Path, theirs: Path, name: str | 
     from expertise_kit.versioning.mergedriver import run_merge_driver
 
     outcome = run_merge_driver(base, ours, theirs, name, start=start)
+    for note in outcome.notes:
+        click.echo(f"expertise: {note}", err=True)
     if not outcome.clean:
         raise CheckFailed(outcome.message)
     if outcome.message:

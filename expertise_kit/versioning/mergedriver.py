@@ -19,7 +19,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,41 @@ def register_driver(project: Project) -> bool:
 class DriverOutcome:
     clean: bool
     message: str = ""  # the one line for stderr: the conflict, or why the file was merged line by line
+    notes: list[str] = field(default_factory=list)  # more lines for stderr: what the cap pruned
+
+
+def prune_notes(shown: str, merged: DomainMerge, cap: int) -> list[str]:
+    """The stderr lines naming what a merge pruned at the cap, in the order it pruned them (learned first)."""
+    notes = []
+    if merged.pruned:
+        count = len(merged.pruned)
+        notes.append(
+            f"{shown}: the merge came to more than the {cap}-line cap, so it pruned {count} "
+            f"entr{'y' if count == 1 else 'ies'}, learned ones first; `expertise history` lists them:"
+        )
+        notes += [
+            f"  pruned {'learned' if p.learned else 'hand-written'} {p.section} entry {p.id}: {p.text[:80]}"
+            for p in merged.pruned
+        ]
+    if merged.over_by:
+        notes.append(f"{shown}: still {merged.over_by} lines over the {cap}-line cap")
+    return notes
+
+
+def _record_prune(project: Project, shown: str, domain: str, merged: DomainMerge, cap: int) -> list[str]:
+    """Keep what was pruned for ``expertise history`` (``mergerecord``); a line for stderr if that failed."""
+    if project.git is None or not merged.pruned:
+        return []
+    from expertise_kit.versioning.mergerecord import record_merge_prune
+
+    try:
+        record_merge_prune(
+            project.git, path=shown, domain=domain, cap=cap, pruned=merged.pruned, text=merged.text,
+            over_by=merged.over_by,
+        )  # fmt: skip
+    except OSError as exc:
+        return [f"{shown}: could not keep this list for `expertise history`: {exc.strerror or exc}"]
+    return []
 
 
 def _domain_of(name: str | None) -> str | None:
@@ -197,6 +232,7 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, 
     domain = _domain_of(name)
     outcome: DriverOutcome
     result_text: str
+    merged: DomainMerge | None = None
     line_merge = _git_line_merge(base, ours, theirs)
     try:
         quick = _quick(project, domain, texts, config.line_cap, line_merge)
@@ -237,4 +273,7 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, 
         with store.transaction("merged", commit=False, lock_wait=DRIVER_LOCK_WAIT) as tx:
             tx.deliver(ours, result_text)
             tx.commit(f"merge {shown}")
+    if merged is not None and domain is not None and (merged.pruned or merged.over_by):
+        outcome.notes = prune_notes(shown, merged, config.line_cap)
+        outcome.notes += _record_prune(project, shown, domain, merged, config.line_cap)
     return outcome
