@@ -25,9 +25,9 @@ from expertise_kit.project import Project, find_project
 if TYPE_CHECKING:
     from expertise_kit.store import Store, WriteResult
     from expertise_kit.store.feedback import FeedbackResult
+    from expertise_kit.store.revert import RevertResult
     from expertise_kit.versioning.commit import CommitOutcome
     from expertise_kit.versioning.entrydiff import FileDiff
-    from expertise_kit.versioning.revert import RevertResult
 
 __all__ = ["Expertise", "JSONObject", "jsonable"]
 
@@ -368,7 +368,7 @@ class Expertise:
 
     def revert(self, rev: str) -> JSONObject:
         """``expertise revert REV --json``: one revision undone as a new one; a clash raises, writing nothing."""
-        from expertise_kit.versioning.revert import revert_revision
+        from expertise_kit.store.revert import revert_revision
 
         return jsonable(revert_record(revert_revision(self.store(), rev)))
 

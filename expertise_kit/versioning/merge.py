@@ -25,16 +25,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from expertise_kit.document.cap import PrunedEntry, fit_to_cap
-from expertise_kit.document.domainfile import DomainDoc, parse_domain_text
-from expertise_kit.document.entries import item_id, item_text
+from expertise_kit.document.edits import Append, DeleteKey, Edit, Remove, Replace, SetKey, expected_data
+from expertise_kit.document.plainentry import id_of, text_of
+from expertise_kit.document.prune import PrunedEntry
 from expertise_kit.document.sightings import merge_sightings
-from expertise_kit.document.splice import Append, DeleteKey, Edit, Remove, Replace, SetKey, expected_plain
 from expertise_kit.errors import UserError
 from expertise_kit.versioning.textmerge import merge_lines
 from expertise_kit.vocab import FILES, TEXT, section, section_names
+
+if TYPE_CHECKING:  # the merge driver's quick path plans on plain data, without ruamel or pydantic
+    from expertise_kit.document.domainfile import DomainDoc
 
 __all__ = [
     "CONFLICT_KEY",
@@ -90,13 +92,14 @@ def _entries(doc: DomainDoc | None) -> dict[_Key, _Entry]:
     if doc is None:
         return found
     seen: dict[str, int] = {}
-    for name, index, item in doc.entries():
-        entry = item_id(name, item)
-        occurrence = seen.get(entry, 0)
-        seen[entry] = occurrence + 1
-        raw = doc.loaded.plain[name][index]
-        learned = isinstance(raw, dict) and raw.get("source") == "learned"
-        found[(entry, occurrence)] = _Entry(name, index, raw, entry, item_text(item), learned)
+    plain = doc.loaded.plain
+    for name in section_names():
+        for index, raw in enumerate(plain.get(name) or []):
+            entry = id_of(name, raw)  # the file is valid: the parsed item's id and text
+            occurrence = seen.get(entry, 0)
+            seen[entry] = occurrence + 1
+            learned = isinstance(raw, dict) and raw.get("source") == "learned"
+            found[(entry, occurrence)] = _Entry(name, index, raw, entry, text_of(name, raw), learned)
     return found
 
 
@@ -312,6 +315,8 @@ def _merge_recorded(base: Any, ours: Any, theirs: Any, new: dict[str, Any]) -> A
 
 
 def _parse(text: str, path: Path, domain: str) -> DomainDoc:
+    from expertise_kit.document.domainfile import parse_domain_text
+
     return parse_domain_text(text, path, domain)
 
 
@@ -378,17 +383,19 @@ def merge_domain_texts(
     if prefer is None and not plan.conflicts and base_doc is not None and theirs != base and theirs != ours:
         merged_text = (line_merge or line_merge_text)(base, ours, theirs)
         if merged_text is not None:
-            expected = expected_plain(ours_doc.loaded, edits)
+            expected = expected_data(ours_doc.loaded.plain, edits)
             try:
                 candidate = _parse(merged_text, path, domain)
             except UserError:
                 candidate = None
             if candidate is not None and _same_entries(candidate, expected):
                 start, edits, kept_line_merge = candidate, [], True
+    from expertise_kit.document.cap import fit_to_cap
+
     capped = fit_to_cap(start.loaded, start.model, edits, line_cap)
     return DomainMerge(
         capped.text, plan.conflicts, capped.pruned, capped.lines, capped.over_by, kept_line_merge=kept_line_merge,
-        plain=expected_plain(start.loaded, capped.edits),
+        plain=expected_data(start.loaded.plain, capped.edits),
     )  # fmt: skip
 
 
@@ -399,7 +406,7 @@ def conflicts_in(doc: DomainDoc) -> Iterator[tuple[str, str, str]]:
     if isinstance(recorded, dict):
         for key in recorded:
             yield str(key), "", f"top-level `{key}`"
-    for name, index, item in doc.entries():
-        raw = plain[name][index]
-        if isinstance(raw, dict) and CONFLICT_KEY in raw:
-            yield item_id(name, item), name, item_text(item)
+    for name in section_names():
+        for raw in plain.get(name) or []:
+            if isinstance(raw, dict) and CONFLICT_KEY in raw:
+                yield id_of(name, raw), name, text_of(name, raw)
