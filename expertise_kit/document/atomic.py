@@ -20,6 +20,7 @@ __all__ = [
     "write_atomic",
     "ensure_writable",
     "write_lock",
+    "brief_lock",
     "remove_stale_temps",
     "LOCK_TIMEOUT_SECONDS",
     "TEMP_SUFFIX",
@@ -99,6 +100,41 @@ def remove_stale_temps(directory: Path) -> None:
         for leftover in directory.glob(f".*{TEMP_SUFFIX}"):
             with contextlib.suppress(OSError):
                 leftover.unlink()
+
+
+@contextlib.contextmanager
+def brief_lock(lock_path: Path, wait: float) -> Iterator[None]:
+    """The write lock if it comes within ``wait`` seconds, else nothing: ``Store.locked(wait=...)`` for
+    the merge driver's quick path, with ``fcntl.flock`` as ``filelock`` takes it (importing filelock costs
+    more than the quick path's merge)."""
+    try:
+        import fcntl
+    except ImportError:  # not Unix: the lock as every writer takes it
+        with contextlib.ExitStack() as held:
+            with contextlib.suppress(UserError):
+                held.enter_context(write_lock(lock_path, timeout=wait))
+            yield
+        return
+    import time
+
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError:
+        yield  # the lock file can't even be made: go on without it, as the transaction does
+        return
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    break  # held too long: go on without it
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock if it was taken
 
 
 @contextlib.contextmanager

@@ -17,8 +17,9 @@ __all__ = ["render_plain"]
 
 _PLAIN_BLOCK = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.,()/'+=-]*")
 _PLAIN_FLOW = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.()/'+=-]*")  # inside [...]: no commas
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_COLONED = re.compile(r"[A-Za-z][A-Za-z0-9 _.,()/+=:-]*")  # no quote: ruamel double-quotes those
 _MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})?")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DATEISH = re.compile(r"\d{4}-\d")
 _OTHER_LETTER = re.compile(r"[A-DF-Za-df-z]")  # a letter that can't be part of a number's exponent
 _WORDS = frozenset(("true", "false", "yes", "no", "on", "off", "null", "y", "n"))
@@ -50,9 +51,24 @@ def _scalar(value: Any, flow: bool) -> str:
     if type(value) is str:
         if _plain_ok(value, _PLAIN_FLOW if flow else _PLAIN_BLOCK):
             return value
-        if _MOMENT.fullmatch(value):
+        if _quotable(value):
             return f"'{value}'"
     raise _Unsure
+
+
+def _quotable(text: str) -> bool:
+    """Text ruamel surely writes single-quoted: a time (else read as a timestamp), or words with ``: `` in
+    them (else read as a mapping) and nothing else out of the ordinary."""
+    if _MOMENT.fullmatch(text):
+        return True
+    return (
+        ": " in text
+        and len(text) <= _LONGEST
+        and bool(_COLONED.fullmatch(text))
+        and text[-1] not in " :"
+        and "  " not in text
+        and not text.startswith(("0x", "0o", "0b"))
+    )
 
 
 def _value(value: Any) -> str:
@@ -74,7 +90,7 @@ def render_plain(item: Any, dash_col: int, content_offset: int) -> list[str] | N
             return [f"{pad}{head}{_scalar(item, False)}\n"]
         if type(item) is not dict or not item or "path" in item:
             return None  # a learned core file is one flow mapping in ruamel's hands: left to it
-        lines = []
+        lines: list[str] = []
         for key, value in item.items():
             if type(key) is not str or not _KEY.fullmatch(key) or key.lower() in _WORDS:
                 return None

@@ -113,6 +113,8 @@ def _rewrites(base: dict[_Key, _Entry], side: dict[_Key, _Entry]) -> dict[_Key, 
     for name in section_names():
         old = [k for k, e in base.items() if e.section == name]
         new = [k for k, e in side.items() if e.section == name]
+        if all(k in side for k in old) or all(k in base for k in new):
+            continue  # nothing gone, or nothing new: no pair below could count (and the matcher is slow)
         old.sort(key=lambda k: base[k].index)
         new.sort(key=lambda k: side[k].index)
         matcher = SequenceMatcher(None, old, new, autojunk=False)

@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from expertise_kit.config import CONFIG_NAME, Config, load_config
 from expertise_kit.document.names import validate_domain_name
-from expertise_kit.document.yamlio import read_text_file
+from expertise_kit.document.textfile import read_text_file
 from expertise_kit.errors import UserError
-from expertise_kit.project import EXPERTISE_DIR, Project, find_git, find_project
+from expertise_kit.project import EXPERTISE_DIR, Project
 from expertise_kit.versioning.merge import DomainMerge, LineMerge, line_merge_text, merge_domain_texts
 from expertise_kit.versioning.textmerge import merge_lines
 
@@ -35,14 +34,18 @@ __all__ = [
     "ATTRIBUTES_NAME",
     "ATTRIBUTES_TEXT",
     "DRIVER_NAME",
+    "DriverMerge",
     "DriverOutcome",
     "driver_command",
+    "merge_sides",
+    "read_side",
     "register_driver",
-    "run_merge_driver",
+    "report_prunes",
     "CLONE_SETUP_LINE",
 ]
 
 DRIVER_NAME = "expertise"
+CONFIG_FILE = "config.yaml"  # config.CONFIG_NAME, named here so the quick path need not import config (pydantic)
 ATTRIBUTES_NAME = ".gitattributes"
 ATTRIBUTES_LINE = f"*.yaml merge={DRIVER_NAME}"
 ATTRIBUTES_TEXT = (
@@ -127,27 +130,13 @@ def _domain_of(name: str | None) -> str | None:
     if not name:
         return None
     path = Path(name)
-    if path.suffix != ".yaml" or path.parent.name != EXPERTISE_DIR or path.name == CONFIG_NAME:
+    if path.suffix != ".yaml" or path.parent.name != EXPERTISE_DIR or path.name == CONFIG_FILE:
         return None
     try:
         validate_domain_name(path.stem)
     except UserError:
         return None
     return path.stem
-
-
-def _project(start: Path) -> Project:
-    try:
-        return find_project(start)
-    except UserError:
-        return Project(start, find_git(start))
-
-
-def _config(project: Project) -> Config:
-    try:
-        return load_config(project.expertise_dir)
-    except UserError:
-        return Config.default()  # a config.yaml in conflict itself must not stop the domain files merging
 
 
 def _where(error: UserError) -> str:
@@ -205,7 +194,7 @@ def _quick(
     return done  # type: ignore[no-any-return]
 
 
-def _read_side(path: Path, side: str, name: str | None) -> str:
+def read_side(path: Path, side: str, name: str | None) -> str:
     """One side's text. Git hands the driver temp files (``.merge_file_0EjNA1``) that are gone when it
     returns, so an error names the path being merged (``%P``) and the side, not the temp file."""
     try:
@@ -220,29 +209,37 @@ def _read_side(path: Path, side: str, name: str | None) -> str:
 _SIDES = {"base": "the common ancestor, %O", "ours": "this branch, %A", "theirs": "the branch merged in, %B"}
 
 
-def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, start: Path) -> DriverOutcome:
-    """Merge ``ours`` and ``theirs`` against ``base`` into ``ours``. A file that can't be read at all
-    raises its ``UserError`` and leaves ``ours`` as it was (git then records a conflict)."""
-    from expertise_kit.store import Store
+@dataclass
+class DriverMerge:
+    """What the driver decided for ``%A``, before anything is written."""
 
-    shown = name or str(ours)
-    texts = [_read_side(path, side, name) for path, side in ((base, "base"), (ours, "ours"), (theirs, "theirs"))]
-    project = _project(start)
-    config = _config(project)
+    outcome: DriverOutcome
+    text: str  # what %A is to hold
+    merged: DomainMerge | None = None  # the entry merge (None: merged line by line)
+    quick: bool = False  # the quick path's result, verified with libyaml against the planned data
+
+
+def merge_sides(
+    paths: tuple[Path, Path, Path], texts: list[str], name: str | None, project: Project, line_cap: int
+) -> DriverMerge:
+    """Merge the texts of git's ``%O %A %B`` (``paths``) entry by entry: the quick path first, else the
+    full merge; a side that is not a valid domain file gets a line merge with git's markers. Writes
+    nothing (``gitmerge`` writes ``%A``)."""
+    shown = name or str(paths[1])
     domain = _domain_of(name)
     outcome: DriverOutcome
     result_text: str
     merged: DomainMerge | None = None
-    line_merge = _git_line_merge(base, ours, theirs)
+    line_merge = _git_line_merge(*paths)
     try:
-        quick = _quick(project, domain, texts, config.line_cap, line_merge)
+        quick = _quick(project, domain, texts, line_cap, line_merge)
     except Exception:  # noqa: BLE001 - the full merge below decides
         quick = None
     try:
         if domain is None:
             raise UserError("not a domain file", path=shown)
         merged = quick or merge_domain_texts(
-            *texts, path=Path(shown), domain=domain, line_cap=config.line_cap, line_merge=line_merge
+            *texts, path=Path(shown), domain=domain, line_cap=line_cap, line_merge=line_merge
         )
     except UserError as exc:
         lines = merge_lines(*(t.splitlines(keepends=True) for t in texts), labels=("ours", "base", "theirs"))
@@ -268,12 +265,14 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, 
             )
         else:
             outcome = DriverOutcome(True)
-    if result_text != texts[1]:
-        store = Store(project, config)
-        with store.transaction("merged", commit=False, lock_wait=DRIVER_LOCK_WAIT) as tx:
-            tx.deliver(ours, result_text)
-            tx.commit(f"merge {shown}")
-    if merged is not None and domain is not None and (merged.pruned or merged.over_by):
-        outcome.notes = prune_notes(shown, merged, config.line_cap)
-        outcome.notes += _record_prune(project, shown, domain, merged, config.line_cap)
-    return outcome
+    return DriverMerge(outcome, result_text, merged, quick=quick is not None and merged is quick)
+
+
+def report_prunes(project: Project, name: str | None, done: DriverMerge, line_cap: int) -> None:
+    """Once ``%A`` is written: name what the cap pruned on stderr (``notes``) and keep it for history."""
+    merged, domain = done.merged, _domain_of(name)
+    if merged is None or domain is None or not (merged.pruned or merged.over_by):
+        return
+    shown = name or ""
+    done.outcome.notes = prune_notes(shown, merged, line_cap)
+    done.outcome.notes += _record_prune(project, shown, domain, merged, line_cap)
