@@ -59,14 +59,20 @@ def _valid_items(plain: dict[str, Any]) -> bool:
 
 
 def _plan(
-    base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any], prefer: str | None = "theirs"
+    base: dict[str, Any] | None,
+    ours: dict[str, Any],
+    theirs: dict[str, Any],
+    prefer: str | None = "theirs",
+    *,
+    checked: bool = False,
 ) -> list[Edit] | None:
     """The merge driver's entry plan on data; None when it can't be made here, or (``prefer=None``, as the
-    driver merges) when it holds a true conflict, which the full merge marks."""
+    driver merges) when it holds a true conflict, which the full merge marks. ``checked``: the three were
+    validated already (``_model``)."""
     from expertise_kit.versioning.merge import _Plan, _plan_entries, _plan_keys
 
     plan = _Plan(prefer=prefer)
-    if not all(_valid_items(plain) for plain in (base or {}, ours, theirs)):
+    if not checked and not all(_valid_items(plain) for plain in (base or {}, ours, theirs)):
         return None
     try:
         docs = (_Doc(base) if base is not None else None, _Doc(ours), _Doc(theirs))
@@ -467,7 +473,7 @@ def _merge_for_driver(
         raise _Decline  # the full merge names what is wrong, then merges line by line
     if base is not None and _model(base, domain) is None:
         raise _Decline  # not surely valid: the full merge reads an invalid base as empty
-    edits = _plan(base, ours, theirs, prefer=None)
+    edits = _plan(base, ours, theirs, prefer=None, checked=True)
     if edits is None:
         raise _Decline  # a true conflict: the full merge marks it in the entry
     start_text, start, model, kept = ours_text, ours, ours_model, False
