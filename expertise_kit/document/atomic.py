@@ -10,7 +10,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,6 +58,19 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+def _temp_file(directory: Path, name: str) -> tuple[int, str]:
+    """``tempfile.mkstemp``'s exclusive create of ``.<name>.<random>.tmp``, without importing tempfile (~7 ms
+    of the merge driver's start-up)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        candidate = os.path.join(directory, f".{name}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(candidate, flags, 0o600), candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     directory = path.parent
     try:
@@ -66,7 +78,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     except FileNotFoundError:
         mode = _new_file_mode()
     try:
-        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=directory)
+        fd, temp_name = _temp_file(directory, path.name)
     except OSError as exc:
         raise _write_error(exc, directory) from None
     temp = Path(temp_name)

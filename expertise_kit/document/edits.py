@@ -4,8 +4,12 @@ the merge driver's quick path plans and checks edits without ruamel (``splice`` 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
-from typing import Any
+
+from expertise_kit.lightdata import dataclass
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Append", "Remove", "Replace", "SetKey", "DeleteKey", "Edit", "expected_data"]
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Any
 
 from expertise_kit.document.ids import entry_id, error_signature, normalise_path, normalise_text
 from expertise_kit.document.prune import Facts
 from expertise_kit.vocab import FAILURES, FILES, section, section_names
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "valid_domain_data",

@@ -11,7 +11,10 @@ which the caller then renders with ruamel. Standard library only.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["render_plain"]
 

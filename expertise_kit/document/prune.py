@@ -9,12 +9,15 @@ entry; hand-written entries only when nothing learned is left.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
 
 from expertise_kit.document.edits import Append, Edit, Remove, Replace
+from expertise_kit.lightdata import dataclass
 from expertise_kit.vocab import SECTIONS
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Facts", "PrunedEntry", "Candidate", "candidates_of", "count_lines", "plainly_fits", "prune_to_cap"]
 
@@ -45,7 +48,8 @@ class Facts:
     id: str
 
 
-Describe = Callable[[str, Any], Facts]
+if TYPE_CHECKING:
+    Describe = Callable[[str, Any], Facts]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ common base are added once, and a session both sides learned from is counted onc
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["add_sighting", "combine_sightings", "merge_sightings", "PROVENANCE_KEYS", "MAX_SESSIONS_KEPT"]
 

@@ -1,2 +1,3 @@
 """Every revision as a git commit: git calls, busy states, commits and deferral, the log, entry-level
-diffs, revert and blame."""
+diffs, the entry merge and the merge driver's plan. Below ``store/``: nothing here imports it (revert,
+blame and the driver's write are operations above the store)."""

@@ -22,20 +22,22 @@ cap then holds on the merged file. Nothing here reads or writes files or runs gi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from expertise_kit.document.edits import Append, DeleteKey, Edit, Remove, Replace, SetKey, expected_data
 from expertise_kit.document.plainentry import id_of, text_of
 from expertise_kit.document.prune import PrunedEntry
 from expertise_kit.document.sightings import merge_sightings
 from expertise_kit.errors import UserError
+from expertise_kit.lightdata import dataclass, field
 from expertise_kit.versioning.textmerge import merge_lines
 from expertise_kit.vocab import FILES, TEXT, section, section_names
 
-if TYPE_CHECKING:  # the merge driver's quick path plans on plain data, without ruamel or pydantic
+TYPE_CHECKING = False  # typing, ruamel and pydantic cost the merge driver's quick path its start-up
+if TYPE_CHECKING:
+    from typing import Any
+
     from expertise_kit.document.domainfile import DomainDoc
 
 __all__ = [

@@ -19,16 +19,19 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.textfile import read_text_file
 from expertise_kit.errors import UserError
+from expertise_kit.lightdata import dataclass, field
 from expertise_kit.project import EXPERTISE_DIR, Project
 from expertise_kit.versioning.merge import DomainMerge, LineMerge, line_merge_text, merge_domain_texts
 from expertise_kit.versioning.textmerge import merge_lines
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ATTRIBUTES_NAME",

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
-from typing import Any
 
 from expertise_kit import clock
+from expertise_kit.lightdata import dataclass, field
 from expertise_kit.project import GitLocation
 from expertise_kit.versioning.busy import head_sha
 from expertise_kit.versioning.objects import blob_id
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MergePrune",

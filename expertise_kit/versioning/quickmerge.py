@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timezone
-from typing import Any
 
 from expertise_kit.document.edits import Append, DeleteKey, Edit, Remove, Replace, SetKey
 from expertise_kit.document.plainentry import valid_domain_data, valid_item
 from expertise_kit.document.plainrender import render_plain
 from expertise_kit.document.prune import count_lines
 from expertise_kit.vocab import section, section_names
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["quick_merge"]
 

@@ -8,8 +8,9 @@ Changes that touch or overlap in the base conflict (as in git), unless both side
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+
+from expertise_kit.lightdata import dataclass, field
 
 __all__ = ["TextMerge", "merge_lines"]
 
