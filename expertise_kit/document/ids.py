@@ -6,11 +6,19 @@ stale id behind, and the same learning arriving twice maps to the same id and is
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 import unicodedata
 from functools import lru_cache
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hashlib import sha256
+else:
+    try:  # the built-in SHA-256: importing hashlib loads OpenSSL, milliseconds of the merge driver's start-up
+        from _sha256 import sha256
+    except ImportError:  # a Python without it (3.12 calls it _sha2)
+        from hashlib import sha256
 
 __all__ = ["normalise_text", "normalise_path", "error_signature", "entry_id", "ID_LENGTH"]
 
@@ -80,5 +88,5 @@ def error_signature(error: str) -> str:
 
 def entry_id(kind: str, identity: str) -> str:
     """``kind`` keeps a path and a sentence with the same letters apart."""
-    digest = hashlib.sha256(f"{kind}\0{identity}".encode()).hexdigest()
+    digest = sha256(f"{kind}\0{identity}".encode()).hexdigest()
     return digest[:ID_LENGTH]

@@ -22,7 +22,6 @@ cap then holds on the merged file. Nothing here reads or writes files or runs gi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from difflib import SequenceMatcher
 from pathlib import Path
 
 from expertise_kit.document.edits import Append, DeleteKey, Edit, Remove, Replace, SetKey, expected_data
@@ -119,6 +118,8 @@ def _rewrites(base: dict[_Key, _Entry], side: dict[_Key, _Entry]) -> dict[_Key, 
             continue  # nothing gone, or nothing new: no pair below could count (and the matcher is slow)
         old.sort(key=lambda k: base[k].index)
         new.sort(key=lambda k: side[k].index)
+        from difflib import SequenceMatcher  # here: only a side that dropped and added entries needs it
+
         matcher = SequenceMatcher(None, old, new, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag != "replace" or i2 - i1 != j2 - j1:
