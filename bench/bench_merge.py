@@ -80,10 +80,19 @@ def _one_driver_run(argv: list[str], paths: dict[str, Path], ours: str, env: dic
     return time.perf_counter() - start
 
 
-def driver_against_python(runs: int, entries: int, before: str | None) -> None:
-    """The budget: the driver's quick path, whole process, <= 4x `python -I -c pass`, alternating in one run."""
+def driver_against_python(runs: int, entries: int, before: str | None, in_repo: bool = False) -> None:
+    """The budget: the driver's quick path, whole process, <= 4x `python -I -c pass`, alternating in one run.
+    ``in_repo``: run where git runs it, in an initialised repository (the shared layer's memo of parsed data
+    is looked up and written, which imports versioning/shared.py)."""
     base, ours, theirs = _files_at_cap(entries)
-    scratch = Path(tempfile.mkdtemp(prefix="expertise-bench-merge-"))
+    if in_repo:
+        from expertise_kit.project import project_for_init
+        from expertise_kit.store.scaffold import initialise
+
+        scratch = temp_repo(dict(os.environ))
+        initialise(project_for_init(scratch))
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix="expertise-bench-merge-"))
     paths = {name: scratch / name for name in ("O", "A", "B")}
     paths["O"].write_text(base)
     paths["B"].write_text(theirs)
@@ -100,8 +109,9 @@ def driver_against_python(runs: int, entries: int, before: str | None) -> None:
     quick = merge_for_driver((base, ours, theirs), domain="database", line_cap=1000)
     assert quick is not None, "the quick path declined: this measures the full merge"
     floor = p50(samples["pass"])
+    where = "in a repository" if in_repo else "outside a repository"
     print(f"\nthe driver's quick path, files of {ours.count(chr(10))} lines ({len(quick.pruned)} pruned by the cap), "
-          f"p50 of {runs}, alternating:")  # fmt: skip
+          f"{where}, p50 of {runs}, alternating:")  # fmt: skip
     print(row("python -I -c pass (baseline)", floor, floor))
     print(row("expertise merge-driver, as git runs it", p50(samples["now"]), floor) + "   budget <= 4x")
     if before:
@@ -279,6 +289,7 @@ def main() -> None:
     os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_") or k == "HOME"})
     driver_against_python(args.runs, 190, args.before)  # at the 1000-line cap
     driver_against_python(args.runs, 30, args.before)  # a small file
+    driver_against_python(args.runs, 190, None, in_repo=True)
     if args.driver_only:
         return
     file_merge(args.runs)

@@ -147,6 +147,8 @@ def test_a_merge_left_open_shows_its_prune_until_it_is_committed_or_aborted(proj
         (pending, *_) = _history(project)
         assert pending["commit"] is None and pending["deferred"] and "pruned" in pending["change"]
         assert pending["pruned"] and all(p["text"].startswith(("Main", "Agent")) for p in pending["pruned"])
+        listing = Cli(project)("history").output.splitlines()
+        assert listing[0].startswith("(merging)") and "pruned at the cap" in listing[1]
         if attempt == "abort":
             git(project, "merge", "--abort")
             assert all("pruned" not in row for row in _history(project))  # nothing was pruned after all

@@ -68,7 +68,7 @@ def history(start: Path, domain: str | None, as_json: bool, limit: int | None, s
         echo_json([row.as_json() for row in rows])
         return
     for row in rows:
-        commit = row.commit[:12] if row.commit else "(deferred)  "
+        commit = row.commit[:12] if row.commit else "(merging)   " if row.pruned is not None else "(deferred)  "
         change = ",".join(row.changes) + (" (by hand)" if row.by_hand else "")
         session = f" [session {', '.join(s[:8] for s in row.sessions)}]" if row.sessions else ""
         counts = f"+{_ids(row.added)} -{_ids(row.removed)}"
