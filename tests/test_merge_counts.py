@@ -188,3 +188,12 @@ def test_the_same_session_learned_on_both_sides_still_counts_once() -> None:
     ours = _edited(base, Replace("patterns", 0, _learned("Pool connections", "s1", "s2", recurrence=2, helpful=1)))
     (merged,) = _both_paths(base, ours, side)  # one session on both sides, feedback on one
     assert (merged["recurrence"], merged["helpful"]) == (2, 1)
+
+
+def test_the_shared_layer_applies_a_change_it_may_hold_already_once() -> None:
+    """``prefer="theirs"`` is the shared layer applying one worktree's change to the shared file, which may
+    hold that change already (a publish tried again): the same change there counts once."""
+    base = _edited(domain_template("database"), Append("patterns", _learned("Pool connections", "s1", helpful=1)))
+    side = _edited(base, Replace("patterns", 0, _learned("Pool connections", "s1", helpful=2)))
+    merged = merge_domain_texts(base, side, side, path=PATH, domain="database", line_cap=1000, prefer="theirs")
+    assert parse_domain_text(merged.text, PATH, "database").loaded.plain["patterns"][0]["helpful"] == 2

@@ -252,8 +252,10 @@ def _counts_twice(old: _Entry | None, mine: _Entry | None, yours: _Entry | None)
 def _plan_one(old: _Entry | None, mine: _Entry | None, yours: _Entry | None, plan: _Plan) -> None:
     if _value(yours) == _value(old):
         return  # ours already holds the result
-    if _value(mine) == _value(yours) and not _counts_twice(old, mine, yours):
-        return  # both sides made the same change, and no counter rose: once is the result
+    if _value(mine) == _value(yours) and (plan.prefer is not None or not _counts_twice(old, mine, yours)):
+        # Both sides made the same change, and no counter rose: once is the result. The shared layer
+        # (``prefer``) applies one worktree's change to a file that may hold it already: once, there too.
+        return
     if _value(mine) == _value(old) or mine is None:
         # Only theirs changed it (or we deleted what they changed: a change beats a deletion).
         if yours is None:
