@@ -110,13 +110,13 @@ def _write(project: Project, ours: Path, done: DriverMerge, name: str | None) ->
         with brief_lock(project.lock_path, DRIVER_LOCK_WAIT):
             write_atomic(ours, done.text.encode("utf-8"))
         return
-    from expertise_kit.config import load_config
+    from expertise_kit.config import Config, load_config
     from expertise_kit.store import Store
 
     try:
         config = load_config(project.expertise_dir)
     except UserError:
-        config = None
+        config = Config.default()  # a config.yaml in conflict itself must not stop the domain files merging
     store = Store(project, config)
     with store.transaction("merged", commit=False, lock_wait=DRIVER_LOCK_WAIT) as tx:
         tx.deliver(ours, done.text)

@@ -167,3 +167,26 @@ def test_plain_rendering_takes_the_usual_entries() -> None:
     ]
     for raw in usual:
         assert render_plain(raw, 2, 2) == render_item(raw, 2, 2)
+
+
+def test_a_broken_config_does_not_stop_either_path(project: Path, run: Cli) -> None:
+    """config.yaml in conflict itself (git merges it first, with markers): the quick path and the full
+    merge (here: a true conflict, which only the full merge marks) take the default cap and go on."""
+    conflicted = "<<<<<<< ours\nline_cap: 900\n=======\nline_cap: 800\n>>>>>>>\n"
+    (project / ".expertise" / "config.yaml").write_text(conflicted)
+    base = (project / DB).read_text()
+    scratch = project / "scratch"
+    scratch.mkdir()
+    def overview(text: str) -> str:
+        return "\n".join(f'overview: "{text}"' if line.startswith("overview:") else line for line in base.split("\n"))
+
+    cases = [
+        (base.replace("\npatterns: []", "\npatterns:\n  - Ours"), base.replace("\npatterns: []", "\npatterns: [Theirs]"), 0),
+        (overview("ours"), overview("theirs"), 1),  # changed differently on both sides: a true conflict
+    ]  # fmt: skip
+    for ours, theirs, status in cases:
+        for name, text in (("O", base), ("A", ours), ("B", theirs)):
+            (scratch / name).write_text(text)
+        result = run("merge-driver", *(str(scratch / name) for name in "OAB"), str(DB))
+        assert result.exit_code == status, result.output
+        assert "config" not in result.output
