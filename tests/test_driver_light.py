@@ -181,7 +181,7 @@ def test_a_broken_config_does_not_stop_either_path(project: Path, run: Cli) -> N
         return "\n".join(f'overview: "{text}"' if line.startswith("overview:") else line for line in base.split("\n"))
 
     cases = [
-        (base.replace("\npatterns: []", "\npatterns:\n  - Ours"), base.replace("\npatterns: []", "\npatterns: [Theirs]"), 0),
+        (base.replace("\npatterns: []", "\npatterns: [Ours]"), base.replace("\npatterns: []", "\npatterns: [T]"), 0),
         (overview("ours"), overview("theirs"), 1),  # changed differently on both sides: a true conflict
     ]  # fmt: skip
     for ours, theirs, status in cases:
