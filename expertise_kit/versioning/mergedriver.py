@@ -5,8 +5,10 @@ sides changed it, in a merge, a rebase, a cherry-pick or ``pull``. It reads the 
 ``%A`` and theirs ``%B`` (temp files git made), writes the result over ``%A`` and exits 0 when the merge
 is clean, non-zero when git must record a conflict. A domain file is merged entry by entry
 (``versioning.merge``); a side that is not a valid domain file gets git's own line merge, with its
-markers, so such a file merges no worse than without us. The write goes through the one transaction with
-``commit=False``: git makes the merge commit.
+markers, so such a file merges no worse than without us. This module decides what ``%A`` holds and names
+what the cap pruned (``mergerecord`` keeps it for ``expertise history``); writing ``%A`` is above the
+store, in ``gitmerge.py`` (git makes the merge commit). Nothing here imports the store, pydantic or ruamel
+at module level: the full merge loads them when it runs.
 
 The registration lives in two places. ``.expertise/.gitattributes`` is committed, so it travels; git
 config does not, so each clone runs ``expertise init`` once (or sets ``merge.expertise.driver`` by
