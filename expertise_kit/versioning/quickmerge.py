@@ -486,8 +486,10 @@ def _merge_for_driver(
             candidate = strict_plain(merged_text)
             if candidate is None:
                 raise _Decline
-            candidate_model = _model(candidate, domain)
-            if candidate_model is not None and same_entries(candidate, expected_after(ours, edits)):
+            if same_entries(candidate, expected_after(ours, edits)):
+                candidate_model = _model(candidate, domain)
+                if candidate_model is None:
+                    raise _Decline  # not surely valid: whether the full merge keeps this text, it decides
                 start_text, start, model, edits, kept = merged_text, candidate, candidate_model, [], True
 
     renders: dict[tuple[int, int, int], tuple[Any, list[str]]] = {}
