@@ -1,6 +1,6 @@
 """Issue 25, point 4: a merge that must prune at the line cap says what it pruned.
 
-Git shows the driver's stderr; the driver also records what it pruned in the worktree's git dir, and
+Git shows the driver's stderr; the driver also records what it pruned in the repository's git dir, and
 `expertise history` shows it on the commit that finished the merge (or, while the merge is still open,
 as a row of its own). Learned entries go before hand-written ones, as on every write.
 """
@@ -159,3 +159,20 @@ def test_a_merge_left_open_shows_its_prune_until_it_is_committed_or_aborted(proj
         assert row["commit"] == git(project, "rev-parse", "HEAD").strip()
         assert {p["id"] for p in row["pruned"]} == {p["id"] for p in pending["pruned"]}
         assert load_domain_file(project / DB, "database").loaded.text.count("\n") <= 100
+
+
+def test_a_prune_in_one_worktree_shows_in_the_others_history(project: Path) -> None:
+    config = project / ".expertise" / "config.yaml"
+    config.write_text(config.read_text().replace("line_cap: 1000", "line_cap: 100"))
+    git(project, "commit", "-q", "-am", "a small cap")
+    tree = project.parent / "tree"
+    git(project, "worktree", "add", "-q", "-b", "agent", str(tree))
+    _write_entries(project, "Main", 60)
+    _write_entries(tree, "Agent", 60)
+    done = _run_git(tree, "merge", "--no-edit", "main")  # merged in the linked worktree
+    assert done.returncode == 0 and "pruned" in done.stderr, done.stderr
+    assert _history(tree)[0]["pruned"]
+    git(project, "merge", "-q", "--ff-only", "agent")  # the main worktree takes that merge commit
+    (row, *_) = _history(project)
+    assert row["commit"] == git(project, "rev-parse", "HEAD").strip()
+    assert {p["id"] for p in row["pruned"]} == {p["id"] for p in _history(tree)[0]["pruned"]}

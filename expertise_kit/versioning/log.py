@@ -183,7 +183,7 @@ def _attach_merge_prunes(project: Project, repo: Any, rows: list[HistoryRow], do
             if blob.stdout.strip() == record.blob:
                 found = row
                 break
-        if found is None and open_merge and record.head == head:
+        if found is None and open_merge and record.head == head and record.worktree in ("", str(project.git.git_dir)):
             found = pending.get(record.path)
             if found is None:
                 found = pending[record.path] = HistoryRow(

@@ -2,15 +2,17 @@
 
 The merge driver can't write the merge commit or its message: git makes it after the driver returns, in
 a merge, a rebase (one commit per replayed commit), a cherry-pick or a pull. So the driver appends one
-record to ``expertise-merge-pruned.jsonl`` in this worktree's git dir: the file merged, the entries
-pruned, the commit HEAD was on (the new commit's first parent), the commit being merged in
-(``MERGE_HEAD``, ``REBASE_HEAD`` or ``CHERRY_PICK_HEAD``) and the id of the blob it wrote.
+record to ``expertise-merge-pruned.jsonl`` in the repository's common git dir (so every worktree's
+history sees it): the file merged, the entries pruned, the commit HEAD was on (the new commit's first
+parent), the commit being merged in (``MERGE_HEAD``, ``REBASE_HEAD`` or ``CHERRY_PICK_HEAD``), the id of
+the blob it wrote and the worktree it ran in.
 
 ``expertise history`` then shows a record on the commit whose first parent is that HEAD and which either
 holds that very blob or has the merged commit as a parent. While the merge is still open (a conflict
-elsewhere) it is a row of its own; once HEAD has moved on, or no merge is under way, a record that found
-no commit was abandoned (``git merge --abort``) and is left out. The file lives in ``.git``: it does not
-travel with a clone, and only the last ``_KEEP`` records are kept. Standard library only.
+elsewhere) it is a row of its own in that worktree; once HEAD has moved on, or no merge is under way, a
+record that found no commit was abandoned (``git merge --abort``) and is left out. The file lives in
+``.git``: it does not travel with a clone, and only the last ``_KEEP`` records are kept. Standard
+library only.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class MergePrune:
     time: str
     pruned: list[dict[str, Any]] = field(default_factory=list)  # {id, section, text, learned}
     over_by: int = 0
+    worktree: str = ""  # the git dir of the worktree the merge ran in (its open merge is its own)
 
 
 def describe_pruned(entry: Any) -> dict[str, Any]:
@@ -105,8 +108,9 @@ def record_merge_prune(
         time=clock.iso(clock.now()),
         pruned=[describe_pruned(p) for p in pruned],
         over_by=over_by,
+        worktree=str(git.git_dir),
     )
-    target = git.git_dir / PRUNED_FILE
+    target = git.common_dir / PRUNED_FILE
     line = json.dumps(record.__dict__, ensure_ascii=False) + "\n"
     try:
         with open(target, encoding="utf-8") as handle:
@@ -124,7 +128,7 @@ def record_merge_prune(
 def merge_prunes(git: GitLocation) -> list[MergePrune]:
     """Every record kept, oldest first; torn or foreign lines are skipped."""
     try:
-        with open(git.git_dir / PRUNED_FILE, encoding="utf-8") as handle:
+        with open(git.common_dir / PRUNED_FILE, encoding="utf-8") as handle:
             lines = handle.readlines()
     except (OSError, UnicodeDecodeError):
         return []
