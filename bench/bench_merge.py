@@ -1,13 +1,15 @@
 """Merge budgets, side by side in one run.
 
-1. Two domain files at the 1000-line cap, each side with new learnings and new sightings of shared
-   entries since the base: the driver as git runs it (`python -I -m expertise_kit merge-driver`) against
-   `git merge-file` on the same three files, alternating. Budget: ratio <= 3. Also shown: the Python
-   start-up floor, start-up with the driver's imports, and the quick and the full merge in process.
+1. The budget: the driver as git runs it (`python -I -m expertise_kit merge-driver`), on its quick path,
+   against `python -I -c pass`, alternating, for two domain files at the 1000-line cap (each side with new
+   learnings and new sightings of shared entries since the base) and for small ones. Budget: ratio <= 4.
+   `--before DIR` times an older tree's driver in the same run (`git archive <commit> | tar -x -C DIR`).
+   Then, for scale, the same at the cap against `git merge-file` (the retired 3x budget), the start-up
+   with the driver's imports, and the quick and the full merge in process.
 2. Eight branches learning in parallel, merged one by one into main with `git merge`: end to end.
 3. Four clones of one bare remote, in rounds of learn, `git pull --rebase`, `git push`.
 
-Run: python bench/bench_merge.py [--runs N]
+Run: python bench/bench_merge.py [--runs N] [--before DIR] [--driver-only]
 """
 
 from __future__ import annotations
@@ -60,6 +62,63 @@ def _files_at_cap(entries: int = 190) -> tuple[str, str, str]:
     return base, side("ours", 0), side("theirs", 4)
 
 
+def _driver_argv(paths: dict[str, Path], checkout: str | None) -> list[str]:
+    """The driver as git runs it (``merge.expertise.driver``); with ``checkout``, that tree's code instead
+    (``--before``: an older commit exported with ``git archive``), started the same way."""
+    files = [str(paths["O"]), str(paths["A"]), str(paths["B"]), ".expertise/database.yaml"]
+    if checkout is None:
+        return [sys.executable, "-I", "-m", "expertise_kit", "merge-driver", *files]
+    probe = (f"import runpy, sys; sys.path.insert(0, {checkout!r}); sys.argv = ['x', 'merge-driver', *sys.argv[1:]]; "
+             "runpy.run_module('expertise_kit', run_name='__main__', alter_sys=True)")  # fmt: skip
+    return [sys.executable, "-I", "-c", probe, *files]
+
+
+def _one_driver_run(argv: list[str], paths: dict[str, Path], ours: str, env: dict[str, str], cwd: Path) -> float:
+    paths["A"].write_text(ours)
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def driver_against_python(runs: int, entries: int, before: str | None, in_repo: bool = False) -> None:
+    """The budget: the driver's quick path, whole process, <= 4x `python -I -c pass`, alternating in one run.
+    ``in_repo``: run where git runs it, in an initialised repository (the shared layer's memo of parsed data
+    is looked up and written, which imports versioning/shared.py)."""
+    base, ours, theirs = _files_at_cap(entries)
+    if in_repo:
+        from expertise_kit.project import project_for_init
+        from expertise_kit.store.scaffold import initialise
+
+        scratch = temp_repo(dict(os.environ))
+        initialise(project_for_init(scratch))
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix="expertise-bench-merge-"))
+    paths = {name: scratch / name for name in ("O", "A", "B")}
+    paths["O"].write_text(base)
+    paths["B"].write_text(theirs)
+    env = bench_env()
+    pass_argv = [sys.executable, "-I", "-c", "pass"]
+    argvs = {"now": _driver_argv(paths, None), **({"before": _driver_argv(paths, before)} if before else {})}
+    samples: dict[str, list[float]] = {"pass": [], **{k: [] for k in argvs}}
+    for _ in range(runs):
+        samples["pass"] += time_command(pass_argv, 1, env, cwd=scratch)
+        for key, argv in argvs.items():
+            samples[key].append(_one_driver_run(argv, paths, ours, env, scratch))
+    from expertise_kit.versioning.quickmerge import merge_for_driver
+
+    quick = merge_for_driver((base, ours, theirs), domain="database", line_cap=1000)
+    assert quick is not None, "the quick path declined: this measures the full merge"
+    floor = p50(samples["pass"])
+    where = "in a repository" if in_repo else "outside a repository"
+    print(f"\nthe driver's quick path, files of {ours.count(chr(10))} lines ({len(quick.pruned)} pruned by the cap), "
+          f"{where}, p50 of {runs}, alternating:")  # fmt: skip
+    print(row("python -I -c pass (baseline)", floor, floor))
+    print(row("expertise merge-driver, as git runs it", p50(samples["now"]), floor) + "   budget <= 4x")
+    if before:
+        print(row(f"  the same, code of {Path(before).name}", p50(samples["before"]), floor))
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
 def file_merge(runs: int) -> None:
     base, ours, theirs = _files_at_cap()
     scratch = Path(tempfile.mkdtemp(prefix="expertise-bench-merge-"))
@@ -68,22 +127,20 @@ def file_merge(runs: int) -> None:
     paths["B"].write_text(theirs)
     print(f"files: base {base.count(chr(10))} lines, ours {ours.count(chr(10))}, theirs {theirs.count(chr(10))}")
     env = bench_env()
-    driver = [sys.executable, "-I", "-m", "expertise_kit", "merge-driver"]
-    driver += [str(paths["O"]), str(paths["A"]), str(paths["B"]), ".expertise/database.yaml"]
+    driver = _driver_argv(paths, None)
     git = ["git", "merge-file", str(paths["A.git"]), str(paths["O"]), str(paths["B"])]
     ours_samples: list[float] = []
     git_samples: list[float] = []
     git_conflicts = 0
     for _ in range(runs):
-        paths["A"].write_text(ours)
-        ours_samples += time_command(driver, 1, env, cwd=scratch)
+        ours_samples.append(_one_driver_run(driver, paths, ours, env, scratch))
         paths["A.git"].write_text(ours)
         start = time.perf_counter()
         done = subprocess.run(git, env=env, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         git_samples.append(time.perf_counter() - start)
         git_conflicts = done.returncode
     floor = p50(python_startup(runs, env))
-    imports = [sys.executable, "-I", "-c", "import expertise_kit.versioning.mergedriver"]
+    imports = [sys.executable, "-I", "-c", "import expertise_kit.gitmerge"]
     import_floor = p50(time_command(imports, runs, env, cwd=scratch))
     from expertise_kit.versioning.merge import merge_domain_texts
     from expertise_kit.versioning.mergedriver import _git_line_merge
@@ -105,14 +162,13 @@ def file_merge(runs: int) -> None:
     baseline = p50(git_samples)
     print(f"git merge-file: {git_conflicts} conflicts; ours: {len(merged.conflicts)} conflicts, "
           f"{merged.lines} lines, {len(merged.pruned)} pruned by the cap")  # fmt: skip
-    print(row("git merge-file (baseline)", baseline, baseline))
-    print(row("expertise merge-driver, as git runs it", p50(ours_samples), baseline) + "   budget <= 3x")
+    print(row("git merge-file (for scale; the old 3x budget)", baseline, baseline))
+    print(row("expertise merge-driver, as git runs it", p50(ours_samples), baseline))
     print(row("  python -I -c pass (start-up floor)", floor, baseline))
     print(row("  start-up + the driver's imports", import_floor, baseline))
     print(row("  the quick merge in process (libyaml)", inside, baseline))
     print(row("  the full merge in process (ruamel)", whole, baseline))
     shutil.rmtree(scratch, ignore_errors=True)
-    by_lines(runs)
 
 
 def by_lines(runs: int) -> None:
@@ -226,9 +282,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", metavar="DIR", help="also time the driver of this tree (git archive of a commit)")
+    parser.add_argument("--driver-only", action="store_true", help="only the driver against python -I -c pass")
     args = parser.parse_args()
     env = bench_env()
     os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_") or k == "HOME"})
+    driver_against_python(args.runs, 190, args.before)  # at the 1000-line cap
+    driver_against_python(args.runs, 30, args.before)  # a small file
+    driver_against_python(args.runs, 190, None, in_repo=True)
+    if args.driver_only:
+        return
     file_merge(args.runs)
     eight_branches()
     four_clones(args.rounds)

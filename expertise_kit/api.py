@@ -25,9 +25,9 @@ from expertise_kit.project import Project, find_project
 if TYPE_CHECKING:
     from expertise_kit.store import Store, WriteResult
     from expertise_kit.store.feedback import FeedbackResult
+    from expertise_kit.store.revert import RevertResult
     from expertise_kit.versioning.commit import CommitOutcome
     from expertise_kit.versioning.entrydiff import FileDiff
-    from expertise_kit.versioning.revert import RevertResult
 
 __all__ = ["Expertise", "JSONObject", "jsonable"]
 
@@ -162,7 +162,7 @@ def add_entry(
     item = manual_item(key, text, error=error, solution=solution)
     if session is None:
         return store.add_items(domain, [(key, item)]), redacted
-    from expertise_kit.hook import session_key
+    from expertise_kit.fast.hookinput import session_key
     from expertise_kit.learning.reflect import asked_candidates, lesson_words, note_written, one_lesson
     from expertise_kit.vocab import FILES, TEXT
     from expertise_kit.vocab import section as section_of
@@ -408,7 +408,7 @@ class Expertise:
 
     def revert(self, rev: str) -> JSONObject:
         """``expertise revert REV --json``: one revision undone as a new one; a clash raises, writing nothing."""
-        from expertise_kit.versioning.revert import revert_revision
+        from expertise_kit.store.revert import revert_revision
 
         return jsonable(revert_record(revert_revision(self.store(), rev)))
 

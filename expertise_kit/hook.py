@@ -13,6 +13,7 @@ import os
 import sys
 import time
 
+from expertise_kit.fast.hookinput import Quiet, find_expertise, project_dir, session_key
 from expertise_kit.vocab import agent as _agent
 from expertise_kit.vocab import agent_names
 
@@ -60,30 +61,6 @@ def _without_hook_context(prompt: str) -> str:
             break
         prompt = prompt[:start] + prompt[end + len(close_tag) :]
     return prompt.strip()
-
-
-def project_dir(agent: str, payload: dict[str, Any]) -> str:
-    """The directory the agent works in: the first of its project fields that names one (Cursor sends
-    ``workspace_roots`` and no ``cwd``), else ours."""
-    for field in _agent(agent).cwd_fields:
-        value = payload.get(field)
-        if isinstance(value, list):
-            value = next((v for v in value if isinstance(v, str) and v), None)
-        if isinstance(value, str) and value:
-            return value
-    return os.getcwd()
-
-
-def find_expertise(start: str) -> str | None:
-    directory = os.path.realpath(start)
-    while True:
-        candidate = os.path.join(directory, ".expertise")
-        if os.path.isdir(candidate):
-            return candidate
-        parent = os.path.dirname(directory)
-        if os.path.exists(os.path.join(directory, ".git")) or parent == directory:
-            return None
-        directory = parent
 
 
 def _refresh(expertise_dir: str, names: list[str]) -> dict[str, Any]:
@@ -310,20 +287,6 @@ def _file_signature(expertise_dir: str, name: str) -> list[int] | None:
     return signature(os.path.join(expertise_dir, f"{name}.yaml"))
 
 
-def session_key(payload: dict[str, Any]) -> str | None:
-    """The agent's session id from its hook input, if it is one we can use as a file name."""
-    for field in ("session_id", "sessionId", "conversation_id"):
-        value = payload.get(field)
-        if (
-            isinstance(value, str)
-            and 0 < len(value) <= 128
-            and value.strip(".")
-            and all(ch.isascii() and (ch.isalnum() or ch in "-_.") for ch in value)
-        ):
-            return value
-    return None
-
-
 def _select(
     expertise_dir: str,
     cache: dict[str, Any],
@@ -385,10 +348,6 @@ def _select(
 
 
 _SPOKE = False  # whether this run printed anything on stdout
-
-
-class Quiet(Exception):
-    """A reason to do nothing, said on stderr."""
 
 
 def _read_stdin() -> str:

@@ -8,10 +8,10 @@ stable: a directory, or a file ``gitdir: <path>`` in a linked worktree whose git
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from expertise_kit.errors import NotInitialised, UserError
+from expertise_kit.lightdata import dataclass
 
 __all__ = [
     "Project",

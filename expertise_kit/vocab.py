@@ -40,6 +40,9 @@ __all__ = [
 FILES = "files"  # a path: a string, or a mapping with `path`
 TEXT = "text"  # a sentence: a string, or a mapping with `text`
 FAILURES = "failures"  # a mapping with `issue`, `error` and `solution`
+# An entry's `source` when a session produced it: parsed from its transcript, or written by its agent when
+# asked to reflect (docs/reflect.md). Both count recurrences and are pruned before hand-written ones.
+SESSION_SOURCES = ("learned", "agent")
 
 
 class Section:

@@ -119,6 +119,17 @@ def project(repo: Path, run: Cli) -> Iterator[Path]:
     yield repo
 
 
+def clone_with_driver(remote: Path, where: Path) -> Path:
+    """A clone of ``remote`` at ``where`` with the identity pinned and `expertise init` run, which registers
+    the merge driver (git config does not travel with a clone)."""
+    git(where.parent, "clone", "-q", str(remote), where.name)
+    git(where, "config", "user.name", IDENTITY["GIT_COMMITTER_NAME"])
+    git(where, "config", "user.email", IDENTITY["GIT_COMMITTER_EMAIL"])
+    result = Cli(where)("init")
+    assert result.exit_code == 0, result.output
+    return where
+
+
 def snapshot(directory: Path) -> dict[str, bytes]:
     """Every file under ``directory`` by relative path, for byte-for-byte before/after checks."""
     return {

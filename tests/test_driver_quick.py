@@ -240,9 +240,9 @@ def test_git_line_merge_is_clean_where_the_python_one_is_and_none_on_a_conflict(
 
 
 def test_the_driver_at_the_cap_writes_the_full_merges_bytes(tmp_path: Path) -> None:
+    from expertise_kit.gitmerge import run_merge_driver
     from expertise_kit.project import project_for_init
     from expertise_kit.store.scaffold import initialise
-    from expertise_kit.versioning.mergedriver import run_merge_driver
 
     subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
     initialise(project_for_init(tmp_path))

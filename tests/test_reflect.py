@@ -367,3 +367,17 @@ def test_our_reason_and_the_agents_answer_teach_nothing(project: Path, run: Cli,
     learned = json.dumps(report)
     assert "expertise_kit asks" not in learned and "expertise add" not in learned
     assert report["sessions"][0]["task"] == "Fix the build"
+
+
+def test_an_agent_lesson_merges_across_branches(project: Path, run: Cli) -> None:
+    from expertise_kit.document.plainentry import is_learned_raw
+
+    assert is_learned_raw({"text": "x", "source": "agent"})  # pruned before hand-written ones, as learned
+    git(project, "checkout", "-q", "-b", "side")
+    lesson = run("add", "testing", "best_practices", "Price with Decimal, never round()", "--session", SESSION)
+    assert lesson.exit_code == 0
+    git(project, "checkout", "-q", "main")
+    assert run("add", "testing", "best_practices", "Name fixtures after what they build").exit_code == 0
+    git(project, "merge", "-q", "--no-edit", "side")  # the merge driver, registered by init
+    sources = {e.get("text"): e["source"] for e in _entries(run, "testing")}
+    assert sources == {"Price with Decimal, never round()": "agent", "Name fixtures after what they build": "manual"}

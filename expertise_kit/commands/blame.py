@@ -18,7 +18,7 @@ def blame(start: Path, domain: str, entry_id: str, as_json: bool) -> None:
 
     ENTRY_ID is the id `expertise show` prints; any unique prefix of 4 or more characters works.
     """
-    from expertise_kit.versioning.blame import blame_entry
+    from expertise_kit.store.blame import blame_entry
 
     result = blame_entry(open_store(start), domain, entry_id)
     if as_json:

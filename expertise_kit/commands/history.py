@@ -31,6 +31,8 @@ def history(start: Path, domain: str | None, as_json: bool, limit: int | None, s
 
     Each revision shows its commit, time, change type, session, and how many entries it added and
     removed. Deferred revisions (made while git was busy) are listed first until they are committed.
+    A merge that pruned entries at the line cap lists them under its commit (or, while it is still
+    open, under a row of its own).
     With --shared: the revisions of the shared layer every worktree and branch reads, each marked with
     the branch it came from.
     """
@@ -66,10 +68,14 @@ def history(start: Path, domain: str | None, as_json: bool, limit: int | None, s
         echo_json([row.as_json() for row in rows])
         return
     for row in rows:
-        commit = row.commit[:12] if row.commit else "(deferred)  "
+        commit = row.commit[:12] if row.commit else "(merging)   " if row.pruned is not None else "(deferred)  "
         change = ",".join(row.changes) + (" (by hand)" if row.by_hand else "")
         session = f" [session {', '.join(s[:8] for s in row.sessions)}]" if row.sessions else ""
         counts = f"+{_ids(row.added)} -{_ids(row.removed)}"
         click.echo(f"{commit}  {row.time}  {change:<18} {counts:<9} {row.subject}{session}")
         for removal in row.removals:
             click.echo(f"{'':14}removed {removal['id']} ({removal['cause']} on {removal['branch']}): {removal['text']}")
+        for pruned in row.pruned or []:
+            kind = "learned" if pruned.get("learned") else "hand-written"
+            where = f"{pruned.get('section')} {pruned.get('id')}"
+            click.echo(f"    pruned at the cap: {kind} {where}: {pruned.get('text')}")

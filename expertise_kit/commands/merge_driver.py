@@ -21,9 +21,11 @@ def merge_driver(start: Path, base: Path, ours: Path, theirs: Path, name: str | 
     when clean; 1 on a true conflict, which stays parseable YAML with both versions under `conflict:`
     in the entry (`expertise validate --check` flags it until resolved).
     """
-    from expertise_kit.versioning.mergedriver import run_merge_driver
+    from expertise_kit.gitmerge import run_merge_driver
 
     outcome = run_merge_driver(base, ours, theirs, name, start=start)
+    for note in outcome.notes:
+        click.echo(f"expertise: {note}", err=True)
     if not outcome.clean:
         raise CheckFailed(outcome.message)
     if outcome.message:

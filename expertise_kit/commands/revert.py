@@ -19,7 +19,7 @@ def revert(start: Path, rev: str, as_json: bool) -> None:
     their old values. If any of them has changed again since, nothing is written and the clash is
     named.
     """
-    from expertise_kit.versioning.revert import revert_revision
+    from expertise_kit.store.revert import revert_revision
 
     store = open_store(start)
     result = revert_revision(store, rev)

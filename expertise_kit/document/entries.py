@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from expertise_kit.document.ids import entry_id, error_signature, normalise_path, normalise_text
-from expertise_kit.vocab import FAILURES, FILES, SECTIONS, TEXT, section
+from expertise_kit.vocab import FAILURES, FILES, SECTIONS, SESSION_SOURCES, TEXT, section
 
 __all__ = [
     "Provenance",
@@ -101,6 +101,7 @@ class Provenance(_Open):
         0, ge=0, description="Sessions it was shown in that ended well: a smaller credit, a tenth of a helpful."
     )
     stale: bool = Field(False, description="Set by validate when it mentions code that is gone.")
+    last_feedback: Moment = Field(None, description="When `expertise feedback` last gave it a verdict.")
 
 
 class TextEntry(Provenance):
@@ -209,7 +210,7 @@ def item_id(section_name: str, item: Item) -> str:
 def is_learned(item: Item) -> bool:
     """Whether a session produced the entry, parsed from its transcript or written by its agent: such
     entries count recurrences and are pruned before hand-written ones."""
-    return not isinstance(item, str) and item.source in ("learned", "agent")
+    return not isinstance(item, str) and item.source in SESSION_SOURCES
 
 
 def item_value(item: Item) -> int:

@@ -7,7 +7,9 @@ common base are added once, and a session both sides learned from is counted onc
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["add_sighting", "combine_sightings", "merge_sightings", "PROVENANCE_KEYS", "MAX_SESSIONS_KEPT"]
 
@@ -15,7 +17,7 @@ MAX_SESSIONS_KEPT = 20  # an entry seen in hundreds of sessions keeps the latest
 
 # Keys whose values both sides of a merge may change independently and that combine without a conflict.
 PROVENANCE_KEYS = frozenset(
-    {"sessions", "recurrence", "first_seen", "last_seen", "helpful", "harmful", "ended_well"}
+    {"sessions", "recurrence", "first_seen", "last_seen", "helpful", "harmful", "ended_well", "last_feedback"}
 )
 
 
@@ -75,8 +77,9 @@ def merge_sightings(
 ) -> dict[str, Any]:
     """The provenance of one entry both sides saw again since ``base`` (None: both added it).
 
-    Sessions are a union, ours first. Recurrence and feedback take each side's increase over the base,
-    less one for each session both sides added: a session learned in two clones is counted once.
+    Sessions are a union, ours first. Recurrence and feedback take each side's increase over the base
+    (both sides' when both made the same change), less one for each session both sides added: a session
+    learned in two clones is counted once. The later ``last_seen`` and ``last_feedback`` stand.
     """
     base_sessions = set(_session_keys(base))
     ours_new = set(_session_keys(ours)) - base_sessions
@@ -99,7 +102,8 @@ def merge_sightings(
     first = _stamp([ours.get("first_seen"), theirs.get("first_seen")], min)
     if first is not None:
         merged["first_seen"] = first
-    last = _stamp([ours.get("last_seen"), theirs.get("last_seen")], max)
-    if last is not None:
-        merged["last_seen"] = last
+    for key in ("last_seen", "last_feedback"):
+        last = _stamp([ours.get(key), theirs.get(key)], max)
+        if last is not None:
+            merged[key] = last
     return merged

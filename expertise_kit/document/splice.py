@@ -10,7 +10,6 @@ checked. Nothing unverified is ever returned.
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
+from expertise_kit.document.edits import Append, DeleteKey, Edit, Remove, Replace, SetKey, expected_data
 from expertise_kit.document.yamlio import LoadedYaml, dump_to_text, fragment_yaml, parse_yaml_text, round_trip_yaml
 from expertise_kit.errors import ExpertiseError
 
@@ -35,39 +35,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Append:
-    section: str
-    item: Any
-
-
-@dataclass(frozen=True)
-class Remove:
-    section: str
-    index: int
-
-
-@dataclass(frozen=True)
-class Replace:
-    section: str
-    index: int
-    item: Any
-
-
-@dataclass(frozen=True)
-class SetKey:
-    """Set a top-level key to a scalar value (``overview``, ``last_validated``); adds it if missing."""
-
-    key: str
-    value: Any
-
-
-@dataclass(frozen=True)
-class DeleteKey:
-    key: str
-
-
-Edit = Append | Remove | Replace | SetKey | DeleteKey
 
 _DEFAULT_DASH_INDENT = 2
 _DEFAULT_CONTENT_OFFSET = 2
@@ -349,31 +316,9 @@ class _CannotSplice(Exception):
     pass
 
 
-def _expected(plain: dict[str, Any], edits: list[Edit]) -> dict[str, Any]:
-    result = copy.deepcopy(plain)
-    removed: dict[str, set[int]] = {}
-    for edit in edits:
-        if isinstance(edit, Replace):
-            result[edit.section][edit.index] = copy.deepcopy(edit.item)
-        elif isinstance(edit, Remove):
-            removed.setdefault(edit.section, set()).add(edit.index)
-    for name, indexes in removed.items():
-        result[name] = [item for index, item in enumerate(result[name]) if index not in indexes] or None
-    for edit in edits:
-        if isinstance(edit, Append):
-            if not isinstance(result.get(edit.section), list):
-                result[edit.section] = []
-            result[edit.section].append(copy.deepcopy(edit.item))
-        elif isinstance(edit, SetKey):
-            result[edit.key] = copy.deepcopy(edit.value)
-        elif isinstance(edit, DeleteKey):
-            result.pop(edit.key, None)
-    return result
-
-
 def expected_plain(loaded: LoadedYaml, edits: list[Edit]) -> dict[str, Any]:
     """The plain data a file holds after ``edits``: what ``apply_edits`` verified its text against."""
-    return _expected(loaded.plain, edits)
+    return expected_data(loaded.plain, edits)
 
 
 def _dump_edited_tree(loaded: LoadedYaml, edits: list[Edit]) -> str:
@@ -422,7 +367,7 @@ def apply_edits(loaded: LoadedYaml, edits: list[Edit], *, verify: bool = True, t
             return _splice(loaded, edits)
         except _CannotSplice:
             return _dump_edited_tree(loaded, edits)
-    expected = _expected(loaded.plain, edits)
+    expected = expected_data(loaded.plain, edits)
     try:
         text = trial if trial is not None else _splice(loaded, edits)
         if _same(loaded, text, expected):

@@ -63,7 +63,7 @@ def _job_name(key: str | None, transcript: str) -> str:
 
 def enqueue(expertise_dir: str, agent: str, payload: dict[str, Any], transcript: str) -> str:
     """Queue (or re-queue) this session's transcript for learning; return the job's path."""
-    from expertise_kit.hook import session_key
+    from expertise_kit.fast.hookinput import session_key
 
     directory = queue_dir(expertise_dir)
     os.makedirs(directory, exist_ok=True)

@@ -120,7 +120,7 @@ def _store_busy(expertise_dir: str) -> bool:
 def reflect_stop(agent: str, payload: dict[str, Any], send_back: Callable[[str], None]) -> str | None:
     """At a turn's end: send the agent back once per session with its candidate lessons, or do nothing.
     Returns a note for stderr, if there is one."""
-    from expertise_kit.hook import Quiet, find_expertise, project_dir, session_key
+    from expertise_kit.fast.hookinput import Quiet, find_expertise, project_dir, session_key
 
     if os.environ.get(ENV_SWITCH, "").strip().lower() in _OFF:
         return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from expertise_kit.hook import Quiet, find_expertise, project_dir
+from expertise_kit.fast.hookinput import Quiet, find_expertise, project_dir
 from expertise_kit.vocab import agent as agent_spec
 
 __all__ = ["post_session", "credit"]
@@ -43,8 +43,8 @@ def post_session(agent: str, payload: dict[str, Any]) -> str | None:
 
 def credit(store: Any, job: dict[str, Any], report: Any) -> str | None:
     """Feedback on what the pre-task hook injected into this session, judged against what it did."""
+    from expertise_kit.fast.hookinput import session_key
     from expertise_kit.fast.session import injected
-    from expertise_kit.hook import session_key
     from expertise_kit.store.credit import credit_session
 
     key = session_key({"session_id": job.get("session_id")})

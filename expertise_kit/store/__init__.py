@@ -2,7 +2,8 @@
 
 Every change runs inside the write lock (shared by every worktree of the repo) as one ``Transaction``:
 load → edit → line cap → verify → atomic write → commit → check the commit → render cache. A file that
-fails to parse or validate is refused, never overwritten.
+fails to parse or validate is refused, never overwritten. The operations above it live beside it:
+``feedback.py``, ``revert.py``, ``blame.py``.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from expertise_kit import clock
 from expertise_kit.document.entries import item_id, item_text
 from expertise_kit.document.splice import Replace
 from expertise_kit.errors import UserError
@@ -56,6 +57,9 @@ def _counted(raw: Any, section_name: str, verdict: str) -> dict[str, Any]:
         raw = {key: raw}
     updated = dict(raw)
     updated[verdict] = int(updated.get(verdict) or 0) + 1
+    # When: the same verdict given on two branches must leave two different files, or git takes the one
+    # file for both and never asks the merge driver, which adds each side's verdicts up.
+    updated["last_feedback"] = clock.iso(clock.now())
     return updated
 
 

@@ -22,7 +22,7 @@ __all__ = ["HistoryRow", "read_history", "read_file_at", "read_version", "domain
 
 _FIELD = "\x1f"
 _RECORD = "\x1e"
-_FORMAT = _FIELD.join(["%H", "%ct", "%an", "%s", "%(trailers:only,unfold)"]) + _RECORD
+_FORMAT = _FIELD.join(["%H", "%ct", "%an", "%s", "%P", "%(trailers:only,unfold)"]) + _RECORD
 
 
 @dataclass
@@ -42,6 +42,8 @@ class HistoryRow:
     branch: str | None = None  # the shared layer's revisions: the branch it came from
     source: str | None = None  # ... and that branch's commit
     removals: list[dict[str, str]] = field(default_factory=list)  # the shared layer's: entries it took out, why
+    parents: list[str] = field(default_factory=list)
+    pruned: list[dict[str, Any]] | None = None  # what the merge this commit finished pruned at the cap
 
 
     def as_json(self) -> dict[str, Any]:
@@ -60,6 +62,7 @@ class HistoryRow:
             "deferred": self.deferred,
             **({"branch": self.branch, "source": self.source} if self.branch is not None else {}),
             **({"removals": self.removals} if self.removals else {}),
+            **({"pruned": self.pruned} if self.pruned is not None else {}),
         }
 
 
@@ -154,9 +157,9 @@ def read_history(
             record = record.strip("\n")
             if not record:
                 continue
-            sha, stamp, author, subject, trailers = (record.split(_FIELD) + [""] * 5)[:5]
+            sha, stamp, author, subject, parents, trailers = (record.split(_FIELD) + [""] * 6)[:6]
             moment = datetime.fromtimestamp(int(stamp), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-            row = HistoryRow(commit=sha, time=moment, author=author, subject=subject)
+            row = HistoryRow(commit=sha, time=moment, author=author, subject=subject, parents=parents.split())
             _parse_trailers(trailers, row)
             if not row.changes:
                 row.by_hand = True
@@ -166,7 +169,55 @@ def read_history(
             rows.append(row)
         if hand_made:
             _fill_hand_made(project, repo, hand_made, domain)
+        if rev is None:
+            rows[:0] = _attach_merge_prunes(project, repo, rows, domain)
     return rows[:limit] if limit else rows
+
+
+def _attach_merge_prunes(project: Project, repo: Any, rows: list[HistoryRow], domain: str | None) -> list[HistoryRow]:
+    """Put what the merge driver pruned on the commits that finished those merges (``mergerecord``);
+    returns a row for each prune of a merge still open."""
+    from expertise_kit.versioning.busy import head_sha
+    from expertise_kit.versioning.mergerecord import merge_in_progress, merge_prunes
+
+    assert project.git is not None
+    records = [r for r in merge_prunes(project.git) if domain is None or r.domain == domain]
+    if not records:
+        return []
+    children: dict[str, list[HistoryRow]] = {}
+    for row in rows:
+        if row.parents:
+            children.setdefault(row.parents[0], []).append(row)
+    head = head_sha(project.git) or run_git(repo, ["rev-parse", "-q", "--verify", "HEAD"], check=False).stdout.strip()
+    open_merge = merge_in_progress(project.git)
+    pending: dict[str, HistoryRow] = {}
+    for record in records:
+        found = None
+        for row in children.get(record.head, []):
+            if record.source and record.source in row.parents[1:]:
+                found = row
+                break
+            blob = run_git(repo, ["rev-parse", "-q", "--verify", f"{row.commit}:{record.path}"], check=False)
+            if blob.stdout.strip() == record.blob:
+                found = row
+                break
+        if found is None and open_merge and record.head == head and record.worktree in ("", str(project.git.git_dir)):
+            found = pending.get(record.path)
+            if found is None:
+                found = pending[record.path] = HistoryRow(
+                    commit="", time=record.time, author="(merge in progress)", deferred=True,
+                    subject=f"merging {record.path}: entries pruned at the {record.cap}-line cap",
+                    domains=[record.domain], changes=["merged"], added=None, removed=None,
+                )  # fmt: skip
+            found.pruned = []  # a merge tried again on the same HEAD: its latest prune stands
+        if found is None:
+            continue  # abandoned (`git merge --abort`), or its commit is past this listing
+        if "pruned" not in found.changes:
+            found.changes.append("pruned")
+        kept = found.pruned if found.pruned is not None else []
+        seen = {p.get("id") for p in kept}
+        found.pruned = [*kept, *(p for p in record.pruned if p.get("id") not in seen)]
+    return list(pending.values())
 
 
 def read_file_at(repo: Any, rev: str, path: str) -> str | None:

@@ -22,19 +22,22 @@ cap then holds on the merged file. Nothing here reads or writes files or runs gi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Any
 
-from expertise_kit.document.cap import PrunedEntry, fit_to_cap
-from expertise_kit.document.domainfile import DomainDoc, parse_domain_text
-from expertise_kit.document.entries import item_id, item_text
+from expertise_kit.document.edits import Append, DeleteKey, Edit, Remove, Replace, SetKey, expected_data
+from expertise_kit.document.plainentry import id_of, text_of
+from expertise_kit.document.prune import PrunedEntry
 from expertise_kit.document.sightings import merge_sightings
-from expertise_kit.document.splice import Append, DeleteKey, Edit, Remove, Replace, SetKey, expected_plain
 from expertise_kit.errors import UserError
+from expertise_kit.lightdata import dataclass, field
 from expertise_kit.versioning.textmerge import merge_lines
-from expertise_kit.vocab import FILES, TEXT, section, section_names
+from expertise_kit.vocab import FILES, SESSION_SOURCES, TEXT, section, section_names
+
+TYPE_CHECKING = False  # typing, ruamel and pydantic cost the merge driver's quick path its start-up
+if TYPE_CHECKING:
+    from typing import Any
+
+    from expertise_kit.document.domainfile import DomainDoc
 
 __all__ = [
     "CONFLICT_KEY",
@@ -90,13 +93,14 @@ def _entries(doc: DomainDoc | None) -> dict[_Key, _Entry]:
     if doc is None:
         return found
     seen: dict[str, int] = {}
-    for name, index, item in doc.entries():
-        entry = item_id(name, item)
-        occurrence = seen.get(entry, 0)
-        seen[entry] = occurrence + 1
-        raw = doc.loaded.plain[name][index]
-        learned = isinstance(raw, dict) and raw.get("source") == "learned"
-        found[(entry, occurrence)] = _Entry(name, index, raw, entry, item_text(item), learned)
+    plain = doc.loaded.plain
+    for name in section_names():
+        for index, raw in enumerate(plain.get(name) or []):
+            entry = id_of(name, raw)  # the file is valid: the parsed item's id and text
+            occurrence = seen.get(entry, 0)
+            seen[entry] = occurrence + 1
+            learned = isinstance(raw, dict) and raw.get("source") in SESSION_SOURCES
+            found[(entry, occurrence)] = _Entry(name, index, raw, entry, text_of(name, raw), learned)
     return found
 
 
@@ -110,8 +114,12 @@ def _rewrites(base: dict[_Key, _Entry], side: dict[_Key, _Entry]) -> dict[_Key, 
     for name in section_names():
         old = [k for k, e in base.items() if e.section == name]
         new = [k for k, e in side.items() if e.section == name]
+        if all(k in side for k in old) or all(k in base for k in new):
+            continue  # nothing gone, or nothing new: no pair below could count (and the matcher is slow)
         old.sort(key=lambda k: base[k].index)
         new.sort(key=lambda k: side[k].index)
+        from difflib import SequenceMatcher  # here: only a side that dropped and added entries needs it
+
         matcher = SequenceMatcher(None, old, new, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag != "replace" or i2 - i1 != j2 - j1:
@@ -171,7 +179,7 @@ def _merge_entry(name: str, base: Any, ours: Any, theirs: Any, prefer: str | Non
     o = _as_mapping(name, base) if base is not None else None
     merged: dict[str, Any] = {}
     conflicted = False
-    learned = a.get("source") == "learned" or b.get("source") == "learned"
+    learned = a.get("source") in SESSION_SOURCES or b.get("source") in SESSION_SOURCES
     provenance = merge_sightings(o, a, b)
     for key in [*a, *(k for k in b if k not in a)]:
         if key in provenance:
@@ -224,9 +232,30 @@ def _value(entry: _Entry | None) -> Any:
     return None if entry is None else (entry.section, entry.raw)
 
 
+_COUNTERS = (("recurrence", 1), ("helpful", 0), ("harmful", 0))
+
+
+def _counter(raw: Any, key: str, default: int) -> int:
+    value = raw.get(key, default) if isinstance(raw, dict) else default
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _counts_twice(old: _Entry | None, mine: _Entry | None, yours: _Entry | None) -> bool:
+    """Both sides made the very same change to an entry, and it raised a counter: two verdicts (or two
+    sightings) on two branches are two, so the change is merged, not taken once. A session both sides
+    added is still counted once (``merge_sightings``)."""
+    if old is None or mine is None or yours is None or mine.section != yours.section:
+        return False
+    return any(_counter(mine.raw, key, default) > _counter(old.raw, key, default) for key, default in _COUNTERS)
+
+
 def _plan_one(old: _Entry | None, mine: _Entry | None, yours: _Entry | None, plan: _Plan) -> None:
-    if _value(mine) == _value(yours) or _value(yours) == _value(old):
+    if _value(yours) == _value(old):
         return  # ours already holds the result
+    if _value(mine) == _value(yours) and (plan.prefer is not None or not _counts_twice(old, mine, yours)):
+        # Both sides made the same change, and no counter rose: once is the result. The shared layer
+        # (``prefer``) applies one worktree's change to a file that may hold it already: once, there too.
+        return
     if _value(mine) == _value(old) or mine is None:
         # Only theirs changed it (or we deleted what they changed: a change beats a deletion).
         if yours is None:
@@ -293,6 +322,8 @@ def _merge_recorded(base: Any, ours: Any, theirs: Any, new: dict[str, Any]) -> A
 
 
 def _parse(text: str, path: Path, domain: str) -> DomainDoc:
+    from expertise_kit.document.domainfile import parse_domain_text
+
     return parse_domain_text(text, path, domain)
 
 
@@ -359,17 +390,19 @@ def merge_domain_texts(
     if prefer is None and not plan.conflicts and base_doc is not None and theirs != base and theirs != ours:
         merged_text = (line_merge or line_merge_text)(base, ours, theirs)
         if merged_text is not None:
-            expected = expected_plain(ours_doc.loaded, edits)
+            expected = expected_data(ours_doc.loaded.plain, edits)
             try:
                 candidate = _parse(merged_text, path, domain)
             except UserError:
                 candidate = None
             if candidate is not None and _same_entries(candidate, expected):
                 start, edits, kept_line_merge = candidate, [], True
+    from expertise_kit.document.cap import fit_to_cap
+
     capped = fit_to_cap(start.loaded, start.model, edits, line_cap)
     return DomainMerge(
         capped.text, plan.conflicts, capped.pruned, capped.lines, capped.over_by, kept_line_merge=kept_line_merge,
-        plain=expected_plain(start.loaded, capped.edits),
+        plain=expected_data(start.loaded.plain, capped.edits),
     )  # fmt: skip
 
 
@@ -380,7 +413,7 @@ def conflicts_in(doc: DomainDoc) -> Iterator[tuple[str, str, str]]:
     if isinstance(recorded, dict):
         for key in recorded:
             yield str(key), "", f"top-level `{key}`"
-    for name, index, item in doc.entries():
-        raw = plain[name][index]
-        if isinstance(raw, dict) and CONFLICT_KEY in raw:
-            yield item_id(name, item), name, item_text(item)
+    for name in section_names():
+        for raw in plain.get(name) or []:
+            if isinstance(raw, dict) and CONFLICT_KEY in raw:
+                yield id_of(name, raw), name, text_of(name, raw)

@@ -5,8 +5,10 @@ sides changed it, in a merge, a rebase, a cherry-pick or ``pull``. It reads the 
 ``%A`` and theirs ``%B`` (temp files git made), writes the result over ``%A`` and exits 0 when the merge
 is clean, non-zero when git must record a conflict. A domain file is merged entry by entry
 (``versioning.merge``); a side that is not a valid domain file gets git's own line merge, with its
-markers, so such a file merges no worse than without us. The write goes through the one transaction with
-``commit=False``: git makes the merge commit.
+markers, so such a file merges no worse than without us. This module decides what ``%A`` holds and names
+what the cap pruned (``mergerecord`` keeps it for ``expertise history``); writing ``%A`` is above the
+store, in ``gitmerge.py`` (git makes the merge commit). Nothing here imports the store, pydantic or ruamel
+at module level: the full merge loads them when it runs.
 
 The registration lives in two places. ``.expertise/.gitattributes`` is committed, so it travels; git
 config does not, so each clone runs ``expertise init`` once (or sets ``merge.expertise.driver`` by
@@ -17,32 +19,37 @@ this machine; the committed attributes name only the driver, never a path.
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from expertise_kit.config import CONFIG_NAME, Config, load_config
 from expertise_kit.document.names import validate_domain_name
-from expertise_kit.document.yamlio import read_text_file
+from expertise_kit.document.textfile import read_text_file
 from expertise_kit.errors import UserError
-from expertise_kit.project import EXPERTISE_DIR, Project, find_git, find_project
+from expertise_kit.lightdata import dataclass, field
+from expertise_kit.project import EXPERTISE_DIR, Project
 from expertise_kit.versioning.merge import DomainMerge, LineMerge, line_merge_text, merge_domain_texts
 from expertise_kit.versioning.textmerge import merge_lines
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ATTRIBUTES_NAME",
     "ATTRIBUTES_TEXT",
     "DRIVER_NAME",
+    "DriverMerge",
     "DriverOutcome",
     "driver_command",
+    "merge_sides",
+    "read_side",
     "register_driver",
-    "run_merge_driver",
+    "report_prunes",
     "CLONE_SETUP_LINE",
 ]
 
 DRIVER_NAME = "expertise"
+CONFIG_FILE = "config.yaml"  # config.CONFIG_NAME, named here so the quick path need not import config (pydantic)
 ATTRIBUTES_NAME = ".gitattributes"
 ATTRIBUTES_LINE = f"*.yaml merge={DRIVER_NAME}"
 ATTRIBUTES_TEXT = (
@@ -86,33 +93,54 @@ def register_driver(project: Project) -> bool:
 class DriverOutcome:
     clean: bool
     message: str = ""  # the one line for stderr: the conflict, or why the file was merged line by line
+    notes: list[str] = field(default_factory=list)  # more lines for stderr: what the cap pruned
+
+
+def prune_notes(shown: str, merged: DomainMerge, cap: int) -> list[str]:
+    """The stderr lines naming what a merge pruned at the cap, in the order it pruned them (learned first)."""
+    notes = []
+    if merged.pruned:
+        count = len(merged.pruned)
+        notes.append(
+            f"{shown}: the merge came to more than the {cap}-line cap, so it pruned {count} "
+            f"entr{'y' if count == 1 else 'ies'}, learned ones first; `expertise history` lists them:"
+        )
+        notes += [
+            f"  pruned {'learned' if p.learned else 'hand-written'} {p.section} entry {p.id}: {p.text[:80]}"
+            for p in merged.pruned
+        ]
+    if merged.over_by:
+        notes.append(f"{shown}: still {merged.over_by} lines over the {cap}-line cap")
+    return notes
+
+
+def _record_prune(project: Project, shown: str, domain: str, merged: DomainMerge, cap: int) -> list[str]:
+    """Keep what was pruned for ``expertise history`` (``mergerecord``); a line for stderr if that failed."""
+    if project.git is None or not merged.pruned:
+        return []
+    from expertise_kit.versioning.mergerecord import record_merge_prune
+
+    try:
+        record_merge_prune(
+            project.git, path=shown, domain=domain, cap=cap, pruned=merged.pruned, text=merged.text,
+            over_by=merged.over_by,
+        )  # fmt: skip
+    except OSError as exc:
+        return [f"{shown}: could not keep this list for `expertise history`: {exc.strerror or exc}"]
+    return []
 
 
 def _domain_of(name: str | None) -> str | None:
     if not name:
         return None
     path = Path(name)
-    if path.suffix != ".yaml" or path.parent.name != EXPERTISE_DIR or path.name == CONFIG_NAME:
+    if path.suffix != ".yaml" or path.parent.name != EXPERTISE_DIR or path.name == CONFIG_FILE:
         return None
     try:
         validate_domain_name(path.stem)
     except UserError:
         return None
     return path.stem
-
-
-def _project(start: Path) -> Project:
-    try:
-        return find_project(start)
-    except UserError:
-        return Project(start, find_git(start))
-
-
-def _config(project: Project) -> Config:
-    try:
-        return load_config(project.expertise_dir)
-    except UserError:
-        return Config.default()  # a config.yaml in conflict itself must not stop the domain files merging
 
 
 def _where(error: UserError) -> str:
@@ -127,21 +155,72 @@ def _git_line_merge(base: Path, ours: Path, theirs: Path) -> LineMerge:
     not passed again; without git, or if it fails, the Python merge does it."""
 
     def merge(base_text: str, ours_text: str, theirs_text: str) -> str | None:
-        command = ["git", "merge-file", "-p", "-q", str(ours), str(base), str(theirs)]
-        try:
-            done = subprocess.run(command, capture_output=True, check=False, timeout=60)  # noqa: S603
-        except (OSError, subprocess.SubprocessError):
+        done = _capture(["git", "merge-file", "-p", "-q", str(ours), str(base), str(theirs)], timeout=60)
+        if done is None:
             return line_merge_text(base_text, ours_text, theirs_text)
-        if 0 < done.returncode < 128:
+        status, out = done
+        if 0 < status < 128:
             return None  # the number of conflicts
-        if done.returncode != 0:
+        if status != 0:
             return line_merge_text(base_text, ours_text, theirs_text)
         try:
-            return done.stdout.decode("utf-8")
+            return out.decode("utf-8")
         except UnicodeDecodeError:
             return None
 
     return merge
+
+
+def _capture(command: list[str], timeout: float) -> tuple[int, bytes] | None:
+    """``command``'s exit status and output (its stderr dropped); None when it can't run or overruns
+    ``timeout``. Spawned with ``posix_spawnp`` where there is one: importing subprocess costs the quick
+    path's start-up about 10 ms."""
+    import os
+
+    if not hasattr(os, "posix_spawnp"):
+        import subprocess
+
+        try:
+            ran = subprocess.run(command, capture_output=True, check=False, timeout=timeout)  # noqa: S603
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return ran.returncode, ran.stdout
+    import select
+    import time
+
+    read_end, write_end = os.pipe()
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    actions = [(os.POSIX_SPAWN_DUP2, write_end, 1), (os.POSIX_SPAWN_DUP2, devnull, 2), (os.POSIX_SPAWN_CLOSE, read_end)]
+    try:
+        pid = os.posix_spawnp(command[0], command, os.environ, file_actions=actions)
+    except OSError:
+        os.close(read_end)
+        return None
+    finally:
+        os.close(write_end)
+        os.close(devnull)
+    chunks = []
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_end], [], [], left)[0]:
+                os.kill(pid, 9)  # SIGKILL, as subprocess.run's timeout does
+                os.waitpid(pid, 0)
+                return None
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks)
 
 
 def _quick(
@@ -170,7 +249,7 @@ def _quick(
     return done  # type: ignore[no-any-return]
 
 
-def _read_side(path: Path, side: str, name: str | None) -> str:
+def read_side(path: Path, side: str, name: str | None) -> str:
     """One side's text. Git hands the driver temp files (``.merge_file_0EjNA1``) that are gone when it
     returns, so an error names the path being merged (``%P``) and the side, not the temp file."""
     try:
@@ -185,28 +264,37 @@ def _read_side(path: Path, side: str, name: str | None) -> str:
 _SIDES = {"base": "the common ancestor, %O", "ours": "this branch, %A", "theirs": "the branch merged in, %B"}
 
 
-def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, start: Path) -> DriverOutcome:
-    """Merge ``ours`` and ``theirs`` against ``base`` into ``ours``. A file that can't be read at all
-    raises its ``UserError`` and leaves ``ours`` as it was (git then records a conflict)."""
-    from expertise_kit.store import Store
+@dataclass
+class DriverMerge:
+    """What the driver decided for ``%A``, before anything is written."""
 
-    shown = name or str(ours)
-    texts = [_read_side(path, side, name) for path, side in ((base, "base"), (ours, "ours"), (theirs, "theirs"))]
-    project = _project(start)
-    config = _config(project)
+    outcome: DriverOutcome
+    text: str  # what %A is to hold
+    merged: DomainMerge | None = None  # the entry merge (None: merged line by line)
+    quick: bool = False  # the quick path's result, verified with libyaml against the planned data
+
+
+def merge_sides(
+    paths: tuple[Path, Path, Path], texts: list[str], name: str | None, project: Project, line_cap: int
+) -> DriverMerge:
+    """Merge the texts of git's ``%O %A %B`` (``paths``) entry by entry: the quick path first, else the
+    full merge; a side that is not a valid domain file gets a line merge with git's markers. Writes
+    nothing (``gitmerge`` writes ``%A``)."""
+    shown = name or str(paths[1])
     domain = _domain_of(name)
     outcome: DriverOutcome
     result_text: str
-    line_merge = _git_line_merge(base, ours, theirs)
+    merged: DomainMerge | None = None
+    line_merge = _git_line_merge(*paths)
     try:
-        quick = _quick(project, domain, texts, config.line_cap, line_merge)
+        quick = _quick(project, domain, texts, line_cap, line_merge)
     except Exception:  # noqa: BLE001 - the full merge below decides
         quick = None
     try:
         if domain is None:
             raise UserError("not a domain file", path=shown)
         merged = quick or merge_domain_texts(
-            *texts, path=Path(shown), domain=domain, line_cap=config.line_cap, line_merge=line_merge
+            *texts, path=Path(shown), domain=domain, line_cap=line_cap, line_merge=line_merge
         )
     except UserError as exc:
         lines = merge_lines(*(t.splitlines(keepends=True) for t in texts), labels=("ours", "base", "theirs"))
@@ -232,9 +320,14 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, 
             )
         else:
             outcome = DriverOutcome(True)
-    if result_text != texts[1]:
-        store = Store(project, config)
-        with store.transaction("merged", commit=False, lock_wait=DRIVER_LOCK_WAIT) as tx:
-            tx.deliver(ours, result_text)
-            tx.commit(f"merge {shown}")
-    return outcome
+    return DriverMerge(outcome, result_text, merged, quick=quick is not None and merged is quick)
+
+
+def report_prunes(project: Project, name: str | None, done: DriverMerge, line_cap: int) -> None:
+    """Once ``%A`` is written: name what the cap pruned on stderr (``notes``) and keep it for history."""
+    merged, domain = done.merged, _domain_of(name)
+    if merged is None or domain is None or not (merged.pruned or merged.over_by):
+        return
+    shown = name or ""
+    done.outcome.notes = prune_notes(shown, merged, line_cap)
+    done.outcome.notes += _record_prune(project, shown, domain, merged, line_cap)

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timezone
-from typing import Any
 
-from expertise_kit.document.cap import count_lines
-from expertise_kit.document.entries import parse_item
-from expertise_kit.document.splice import Append, DeleteKey, Edit, Remove, Replace, SetKey, render_item
+from expertise_kit.document.edits import Append, DeleteKey, Edit, Remove, Replace, SetKey
+from expertise_kit.document.plainentry import valid_domain_data, valid_item
+from expertise_kit.document.plainrender import render_plain
+from expertise_kit.document.prune import count_lines
 from expertise_kit.vocab import section, section_names
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["quick_merge"]
 
@@ -32,33 +36,52 @@ _DASH = re.compile(r"^( *)-( +|$)")
 
 
 class _Doc:
-    """Enough of a ``DomainDoc`` for ``versioning.merge``'s planner: the plain data and its entries."""
+    """Enough of a ``DomainDoc`` for ``versioning.merge``'s planner: the plain data."""
 
     def __init__(self, plain: dict[str, Any]) -> None:
         self.plain = plain
         self.loaded = self
 
-    def entries(self) -> Any:
-        for name in section_names():
-            for index, raw in enumerate(self.plain.get(name) or []):
-                yield name, index, parse_item(name, raw)
+
+def render_item(item: Any, dash_col: int, content_offset: int) -> list[str]:
+    """``splice.render_item``: by ``plainrender`` where the item is plain, else by ruamel (imported then)."""
+    lines = render_plain(item, dash_col, content_offset)
+    if lines is None:
+        from expertise_kit.document.splice import render_item as by_ruamel
+
+        lines = by_ruamel(item, dash_col, content_offset)
+    return lines
+
+
+def _valid_items(plain: dict[str, Any]) -> bool:
+    """Every entry is one the model surely accepts (``plainentry``); else the full merge decides."""
+    return all(
+        isinstance(plain.get(name) or [], list) and all(valid_item(name, raw) for raw in plain.get(name) or [])
+        for name in section_names()
+    )
 
 
 def _plan(
-    base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any], prefer: str | None = "theirs"
+    base: dict[str, Any] | None,
+    ours: dict[str, Any],
+    theirs: dict[str, Any],
+    prefer: str | None = "theirs",
+    *,
+    checked: bool = False,
 ) -> list[Edit] | None:
     """The merge driver's entry plan on data; None when it can't be made here, or (``prefer=None``, as the
-    driver merges) when it holds a true conflict, which the full merge marks."""
-    from pydantic import ValidationError
-
+    driver merges) when it holds a true conflict, which the full merge marks. ``checked``: the three were
+    validated already (``_model``)."""
     from expertise_kit.versioning.merge import _Plan, _plan_entries, _plan_keys
 
     plan = _Plan(prefer=prefer)
+    if not checked and not all(_valid_items(plain) for plain in (base or {}, ours, theirs)):
+        return None
     try:
         docs = (_Doc(base) if base is not None else None, _Doc(ours), _Doc(theirs))
         _plan_entries(*docs, plan)  # type: ignore[arg-type]
         _plan_keys(*docs, plan)  # type: ignore[arg-type]
-    except (ValidationError, TypeError, ValueError, AttributeError):
+    except (TypeError, ValueError, AttributeError, KeyError):
         return None
     return None if plan.conflicts else plan.edits
 
@@ -390,19 +413,10 @@ def strict_plain(text: str) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def _model(plain: dict[str, Any] | None, domain: str) -> Any:
-    """The validated model of ``plain`` as ``domainfile`` makes it; None when it isn't a file of ``domain``."""
-    from pydantic import ValidationError
-
-    from expertise_kit.document.entries import DomainFile
-
-    if plain is None:
-        return None
-    try:
-        model = DomainFile.model_validate(plain)
-    except (ValidationError, TypeError, ValueError):
-        return None
-    return model if model.domain == domain else None
+def _model(plain: dict[str, Any] | None, domain: str) -> dict[str, Any] | None:
+    """``plain`` when it is surely a valid file of ``domain`` (``plainentry``, the model's rules without
+    pydantic); None otherwise, and the full merge decides."""
+    return plain if plain is not None and valid_domain_data(plain, domain) else None
 
 
 def _item_counts(text: str) -> Any:
@@ -444,8 +458,9 @@ def merge_for_driver(
 def _merge_for_driver(
     texts: tuple[str, str, str], domain: str, line_cap: int, known: tuple[dict[str, Any] | None, ...], line_merge: Any
 ) -> Any:
-    from expertise_kit.document.cap import candidates_of, plainly_fits, prune_to_cap
-    from expertise_kit.document.splice import _expected as expected_after
+    from expertise_kit.document.edits import expected_data as expected_after
+    from expertise_kit.document.plainentry import describe
+    from expertise_kit.document.prune import candidates_of, plainly_fits, prune_to_cap
     from expertise_kit.versioning.merge import DomainMerge, line_merge_text, same_entries
 
     base_text, ours_text, theirs_text = texts
@@ -460,8 +475,8 @@ def _merge_for_driver(
     if ours is None or theirs is None or ours_model is None or theirs_model is None:
         raise _Decline  # the full merge names what is wrong, then merges line by line
     if base is not None and _model(base, domain) is None:
-        base = None  # as the full merge reads a base that is not a valid file: empty
-    edits = _plan(base, ours, theirs, prefer=None)
+        raise _Decline  # not surely valid: the full merge reads an invalid base as empty
+    edits = _plan(base, ours, theirs, prefer=None, checked=True)
     if edits is None:
         raise _Decline  # a true conflict: the full merge marks it in the entry
     start_text, start, model, kept = ours_text, ours, ours_model, False
@@ -471,8 +486,10 @@ def _merge_for_driver(
             candidate = strict_plain(merged_text)
             if candidate is None:
                 raise _Decline
-            candidate_model = _model(candidate, domain)
-            if candidate_model is not None and same_entries(candidate, expected_after(ours, edits)):
+            if same_entries(candidate, expected_after(ours, edits)):
+                candidate_model = _model(candidate, domain)
+                if candidate_model is None:
+                    raise _Decline  # not surely valid: whether the full merge keeps this text, it decides
                 start_text, start, model, edits, kept = merged_text, candidate, candidate_model, [], True
 
     renders: dict[tuple[int, int, int], tuple[Any, list[str]]] = {}
@@ -497,14 +514,14 @@ def _merge_for_driver(
     pruned: list[Any] = []
     if count_lines(text) > line_cap:
         counts = _item_counts(start_text)
-        sized = [counts(name) for name in section_names() if model.items(name)]
+        sized = [counts(name) for name in section_names() if model.get(name)]
         if any(c is None for c in sized):
             raise _Decline  # an item's lines can't be counted from the text: the full merge measures them
         room = line_cap - (count_lines(start_text) - sum(sum(c) for c in sized if c))
         if room > 0 and not all(plainly_fits(e.item, room) for e in edits if isinstance(e, Append)):
             raise _Decline  # a new entry that may not fit even alone: the full merge refuses it by name
         edits, pruned, text = prune_to_cap(
-            candidates_of(start, model, counts, edits, render), edits, text, line_cap, apply
+            candidates_of(start, counts, edits, render, describe), edits, text, line_cap, apply
         )
     expected = expected_after(start, edits)
     if edits and strict_plain(text) != expected:

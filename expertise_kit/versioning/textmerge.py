@@ -8,8 +8,7 @@ Changes that touch or overlap in the base conflict (as in git), unless both side
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from difflib import SequenceMatcher
+from expertise_kit.lightdata import dataclass, field
 
 __all__ = ["TextMerge", "merge_lines"]
 
@@ -35,6 +34,8 @@ def _hunks(base: list[str], side: list[str]) -> list[tuple[int, int, int, int]]:
     tail = 0
     while tail < limit - head and base[-1 - tail] == side[-1 - tail]:
         tail += 1
+    from difflib import SequenceMatcher  # here: the merge driver's quick path merges lines with git instead
+
     middle = SequenceMatcher(None, base[head : len(base) - tail], side[head : len(side) - tail], autojunk=False)
     return [
         (i1 + head, i2 + head, j1 + head, j2 + head)

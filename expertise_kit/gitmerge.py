@@ -1,0 +1,160 @@
+"""The merge driver as git runs it: ``python -I -m expertise_kit merge-driver %O %A %B %P``.
+
+``__main__`` sends that command line here before importing click, so git's driver starts in about the
+time of a bare ``python`` when the quick path can merge: it reads the three files, the line cap from
+``config.yaml`` (with libyaml, when the file is plain) and merges on plain data
+(``versioning.mergedriver``, ``versioning.quickmerge``), importing neither click, pydantic, ruamel nor
+GitPython. Anything the quick path is unsure of runs the full merge, and that, or a config it can't read
+plainly, imports them then.
+
+Writing ``%A``: the full merge's text is written through ``Store.transaction(commit=False)``. The quick
+path's text, already read back with libyaml and compared with the planned data, is written under the
+same lock with the same atomic write (``atomic.brief_lock``, ``atomic.write_atomic``), as the
+transaction does for a delivered file: git's own temp file, never committed or cached by us.
+``expertise merge-driver`` (click, for a person or an old ``merge.expertise.driver``) runs the same
+``run_merge_driver``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from expertise_kit.errors import CheckFailed, UserError
+from expertise_kit.project import Project, find_git, find_project
+from expertise_kit.versioning.mergedriver import (
+    CONFIG_FILE,
+    DRIVER_LOCK_WAIT,
+    DriverMerge,
+    DriverOutcome,
+    merge_sides,
+    read_side,
+    report_prunes,
+)
+
+__all__ = ["run_merge_driver", "main"]
+
+_DEFAULT_CAP = 1000  # config.DEFAULT_LINE_CAP
+_CAP_RANGE = (50, 100_000)
+# Every key config.yaml may hold, with what its value must plainly be to be read here (config.py's rules).
+_PLAIN_KEYS = {
+    "line_cap": lambda v: type(v) is int and _CAP_RANGE[0] <= v <= _CAP_RANGE[1],
+    "failure_retention_days": lambda v: type(v) is int and 1 <= v <= 36_500,
+    "core_files_max": lambda v: type(v) is int and 0 <= v <= 1000,
+    "shared_layer": lambda v: type(v) is bool,
+    "domains": lambda v: v is None or (type(v) is dict and all(_plain_rules(n, r) for n, r in v.items())),
+}
+_RULE_KEYS = {
+    "keywords": lambda v: type(v) is list and all(type(w) is str for w in v),
+    "paths": lambda v: type(v) is list and all(type(w) is str for w in v),
+    "extend": lambda v: type(v) is bool,
+    "description": lambda v: type(v) is str,
+}
+
+
+def _plain_rules(name: object, rules: object) -> bool:
+    from expertise_kit.document.names import validate_domain_name
+
+    if type(name) is not str or type(rules) is not dict:
+        return False
+    try:
+        validate_domain_name(name)
+    except UserError:
+        return False
+    return all(key in _RULE_KEYS and _RULE_KEYS[key](value) for key, value in rules.items())
+
+
+def _plain_line_cap(project: Project) -> int | None:
+    """The line cap from a ``config.yaml`` that surely validates, read with libyaml; None: not sure."""
+    import os
+
+    path = project.expertise_dir / CONFIG_FILE
+    if not os.path.lexists(path):
+        return _DEFAULT_CAP
+    from expertise_kit.document.textfile import read_text_file
+    from expertise_kit.versioning.quickmerge import strict_plain
+
+    try:
+        data = strict_plain(read_text_file(path))
+    except UserError:
+        return None
+    if data is None or not all(key in _PLAIN_KEYS and _PLAIN_KEYS[key](value) for key, value in data.items()):
+        return None
+    cap = data.get("line_cap", _DEFAULT_CAP)
+    return cap if type(cap) is int else None
+
+
+def _line_cap(project: Project) -> int:
+    cap = _plain_line_cap(project)
+    if cap is not None:
+        return cap
+    from expertise_kit.config import Config, load_config
+
+    try:
+        return load_config(project.expertise_dir).line_cap
+    except UserError:
+        return Config.default().line_cap  # a config.yaml in conflict itself must not stop the domain files merging
+
+
+def _project(start: Path) -> Project:
+    try:
+        return find_project(start)
+    except UserError:
+        return Project(start, find_git(start))
+
+
+def _write(project: Project, ours: Path, done: DriverMerge, name: str | None) -> None:
+    if done.quick:
+        from expertise_kit.document.atomic import brief_lock, write_atomic
+
+        with brief_lock(project.lock_path, DRIVER_LOCK_WAIT):
+            write_atomic(ours, done.text.encode("utf-8"))
+        return
+    from expertise_kit.config import Config, load_config
+    from expertise_kit.store import Store
+
+    try:
+        config = load_config(project.expertise_dir)
+    except UserError:
+        config = Config.default()  # a config.yaml in conflict itself must not stop the domain files merging
+    store = Store(project, config)
+    with store.transaction("merged", commit=False, lock_wait=DRIVER_LOCK_WAIT) as tx:
+        tx.deliver(ours, done.text)
+        tx.commit(f"merge {name or ours}")
+
+
+def run_merge_driver(base: Path, ours: Path, theirs: Path, name: str | None, *, start: Path) -> DriverOutcome:
+    """Merge ``ours`` and ``theirs`` against ``base`` into ``ours``. A file that can't be read at all
+    raises its ``UserError`` and leaves ``ours`` as it was (git then records a conflict)."""
+    texts = [read_side(path, side, name) for path, side in ((base, "base"), (ours, "ours"), (theirs, "theirs"))]
+    project = _project(start)
+    line_cap = _line_cap(project)
+    done = merge_sides((base, ours, theirs), texts, name, project, line_cap)
+    if done.text != texts[1]:
+        _write(project, ours, done, name)
+    report_prunes(project, name, done, line_cap)
+    return done.outcome
+
+
+def main(argv: list[str]) -> int | None:
+    """``merge-driver %O %A %B [%P]`` without click; None when the arguments need click (an option, a
+    wrong count), which then parses them and says what is wrong."""
+    if len(argv) not in (3, 4) or any(arg.startswith("-") for arg in argv):
+        return None
+    try:
+        start = Path.cwd().resolve()
+        base, ours, theirs = (Path(arg) for arg in argv[:3])
+        outcome = run_merge_driver(base, ours, theirs, argv[3] if len(argv) == 4 else None, start=start)
+        for note in outcome.notes:
+            print(f"expertise: {note}", file=sys.stderr)
+        if not outcome.clean:
+            raise CheckFailed(outcome.message)
+        if outcome.message:
+            print(f"expertise: {outcome.message}", file=sys.stderr)
+    except UserError as exc:
+        print(f"expertise: error: {exc.one_line()}", file=sys.stderr)
+        return 1
+    except FileNotFoundError:
+        print("expertise: error: the current directory no longer exists; cd to your project", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,144 @@
+"""What a merge pruned at the line cap, kept until ``expertise history`` can show it on its commit.
+
+The merge driver can't write the merge commit or its message: git makes it after the driver returns, in
+a merge, a rebase (one commit per replayed commit), a cherry-pick or a pull. So the driver appends one
+record to ``expertise-merge-pruned.jsonl`` in the repository's common git dir (so every worktree's
+history sees it): the file merged, the entries pruned, the commit HEAD was on (the new commit's first
+parent), the commit being merged in (``MERGE_HEAD``, ``REBASE_HEAD`` or ``CHERRY_PICK_HEAD``), the id of
+the blob it wrote and the worktree it ran in.
+
+``expertise history`` then shows a record on the commit whose first parent is that HEAD and which either
+holds that very blob or has the merged commit as a parent. While the merge is still open (a conflict
+elsewhere) it is a row of its own in that worktree; once HEAD has moved on, or no merge is under way, a
+record that found no commit was abandoned (``git merge --abort``) and is left out. The file lives in
+``.git``: it does not travel with a clone, and only the last ``_KEEP`` records are kept. Standard
+library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from expertise_kit import clock
+from expertise_kit.lightdata import dataclass, field
+from expertise_kit.project import GitLocation
+from expertise_kit.versioning.busy import head_sha
+from expertise_kit.versioning.objects import blob_id
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "MergePrune",
+    "PRUNED_FILE",
+    "describe_pruned",
+    "merge_in_progress",
+    "merge_prunes",
+    "record_merge_prune",
+]
+
+PRUNED_FILE = "expertise-merge-pruned.jsonl"
+_KEEP = 200
+_SOURCES = ("MERGE_HEAD", "REBASE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD")
+
+
+@dataclass
+class MergePrune:
+    path: str  # the domain file, relative to the repo's top (git's %P)
+    domain: str
+    cap: int
+    head: str  # HEAD when the driver ran: the first parent of the commit that finishes the merge
+    source: str  # the commit being merged in, or ""
+    blob: str  # the id of the blob the driver wrote
+    time: str
+    pruned: list[dict[str, Any]] = field(default_factory=list)  # {id, section, text, learned}
+    over_by: int = 0
+    worktree: str = ""  # the git dir of the worktree the merge ran in (its open merge is its own)
+
+
+def describe_pruned(entry: Any) -> dict[str, Any]:
+    """A ``cap.PrunedEntry`` as the record and ``history --json`` carry it."""
+    return {"id": entry.id, "section": entry.section, "text": entry.text, "learned": bool(entry.learned)}
+
+
+def _read_ref_file(path: Any) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _rev_parse_head(git: GitLocation) -> str:
+    """HEAD by asking git, when the ref files don't say (a packed ref)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(  # noqa: S603
+            ["git", "rev-parse", "-q", "--verify", "HEAD"],  # noqa: S607
+            cwd=git.toplevel, capture_output=True, text=True, check=False, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def merge_in_progress(git: GitLocation) -> bool:
+    """Whether a merge, rebase, cherry-pick or revert is open in this worktree."""
+    names = (*_SOURCES, "rebase-merge", "rebase-apply")
+    return any((git.git_dir / name).exists() for name in names)
+
+
+def record_merge_prune(
+    git: GitLocation, *, path: str, domain: str, cap: int, pruned: list[Any], text: str, over_by: int = 0
+) -> None:
+    """Append what a merge of ``path`` pruned. Raises OSError when the git dir can't be written."""
+    head = head_sha(git) or _rev_parse_head(git)
+    source = next((s for s in (_read_ref_file(git.git_dir / name) for name in _SOURCES) if s), "")
+    like = head or source or "0" * 40
+    record = MergePrune(
+        path=path,
+        domain=domain,
+        cap=cap,
+        head=head,
+        source=source,
+        blob=blob_id(text.encode("utf-8"), like),
+        time=clock.iso(clock.now()),
+        pruned=[describe_pruned(p) for p in pruned],
+        over_by=over_by,
+        worktree=str(git.git_dir),
+    )
+    target = git.common_dir / PRUNED_FILE
+    line = json.dumps(record.__dict__, ensure_ascii=False) + "\n"
+    try:
+        with open(target, encoding="utf-8") as handle:
+            kept = handle.readlines()[-(_KEEP - 1) :]
+    except FileNotFoundError:
+        kept = []
+    except (OSError, UnicodeDecodeError):
+        kept = []  # a damaged record file is started again rather than blocking the merge
+    temp = target.with_name(f"{PRUNED_FILE}.{os.getpid()}.tmp")
+    with open(temp, "w", encoding="utf-8") as handle:
+        handle.writelines([*kept, line])
+    os.replace(temp, target)
+
+
+def merge_prunes(git: GitLocation) -> list[MergePrune]:
+    """Every record kept, oldest first; torn or foreign lines are skipped."""
+    try:
+        with open(git.common_dir / PRUNED_FILE, encoding="utf-8") as handle:
+            lines = handle.readlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    found = []
+    for line in lines:
+        try:
+            data = json.loads(line)
+            record = MergePrune(**data)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(record.pruned, list) and all(isinstance(p, dict) for p in record.pruned):
+            found.append(record)
+    return found
