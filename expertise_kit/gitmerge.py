@@ -42,6 +42,9 @@ _PLAIN_KEYS = {
     "failure_retention_days": lambda v: type(v) is int and 1 <= v <= 36_500,
     "core_files_max": lambda v: type(v) is int and 0 <= v <= 1000,
     "shared_layer": lambda v: type(v) is bool,
+    "shared": lambda v: type(v) is bool or (type(v) is str and v in ("on", "read", "off")),
+    "shared_retire_days": lambda v: type(v) is int and 0 <= v <= 36_500,
+    "reflect": lambda v: type(v) is bool or (type(v) is str and v in ("off", "failures", "always")),
     "domains": lambda v: v is None or (type(v) is dict and all(_plain_rules(n, r) for n, r in v.items())),
 }
 _RULE_KEYS = {

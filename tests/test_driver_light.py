@@ -82,6 +82,14 @@ def test_the_quick_path_as_git_runs_it_imports_no_heavy_package(project: Path, e
     assert ("pruned" in done.stderr) == bool(full.pruned)
 
 
+def test_every_config_key_is_read_plainly() -> None:
+    """A key config.py knows and the quick path doesn't sends every merge to pydantic: say so here."""
+    from expertise_kit.config import _ConfigModel
+    from expertise_kit.gitmerge import _PLAIN_KEYS
+
+    assert set(_ConfigModel.model_fields) == set(_PLAIN_KEYS)
+
+
 def test_a_config_it_cannot_read_plainly_takes_the_full_reading(project: Path) -> None:
     config = project / ".expertise" / "config.yaml"
     text = config.read_text()
@@ -95,6 +103,10 @@ def test_a_config_it_cannot_read_plainly_takes_the_full_reading(project: Path) -
         text.replace("domains: {}", "domains:\n  Bad Name:\n    keywords: [x]"): None,
         text + "surprise: 1\n": None,
         "line_cap: [unclosed\n": None,
+        text.replace("reflect: off", "reflect: always"): 1000,
+        text.replace("reflect: off", "reflect: sometimes"): None,
+        text.replace("shared: on", "shared: read"): 1000,
+        text.replace("shared_retire_days: 3", "shared_retire_days: -1"): None,
     }
     for content, want in cases.items():
         config.write_text(content)

@@ -92,7 +92,6 @@ def test_libyaml_is_read_only_where_ruamel_reads_the_same(text: str) -> None:
         "a: !!str 12\n",  # a tag
         "a: 1\na: 2\n",  # a duplicate key
         "<<: {a: 1}\n",  # a merge key
-        "a: yes\n",  # YAML 1.1 boolean
         "a: 0755\n",  # YAML 1.1 octal
         "a: 1e3\n",  # YAML 1.2 float libyaml reads as text
         "a: 1:20\n",  # YAML 1.1 sexagesimal
@@ -107,6 +106,13 @@ def test_libyaml_is_read_only_where_ruamel_reads_the_same(text: str) -> None:
 )
 def test_what_the_quick_reading_declines(text: str) -> None:
     assert strict_plain(text) is None
+
+
+def test_yaml_1_1_booleans_are_read_as_the_full_parse_reads_them() -> None:
+    text = "a: yes\nb: off\nshared: on\nreflect: off\nc: No\nd: true\n"  # config.yaml's own `shared: on`
+    assert strict_plain(text) == ruamel_plain(text) == {
+        "a": "yes", "b": "off", "shared": "on", "reflect": "off", "c": "No", "d": True,
+    }  # fmt: skip
 
 
 def test_the_quick_reading_of_a_real_domain_file_is_ruamels() -> None:

@@ -163,7 +163,7 @@ def _working_plain(project: Project, config: Config, name: str) -> dict[str, Any
         return load_domain_file(path, name).loaded.plain
     from expertise_kit.document.domainfile import parse_domain_text
     from expertise_kit.document.yamlio import read_text_file
-    from expertise_kit.versioning.shared import remember_plain, remembered_plain
+    from expertise_kit.versioning.memo import remember_plain, remembered_plain
 
     text = read_text_file(path)
     plain = remembered_plain(project.git, text, name)

@@ -235,7 +235,7 @@ def _quick(
 
     known: tuple[Any, Any, Any] = (None, None, None)
     if project.git is not None:
-        from expertise_kit.versioning.shared import remembered_plain
+        from expertise_kit.versioning.memo import remembered_plain
 
         base, ours, theirs = (remembered_plain(project.git, t, domain) if t.strip() else None for t in texts)
         known = (base, ours, theirs)
@@ -243,7 +243,7 @@ def _quick(
         (texts[0], texts[1], texts[2]), domain=domain, line_cap=line_cap, known=known, line_merge=line_merge
     )
     if done is not None and done.plain is not None and project.git is not None:
-        from expertise_kit.versioning.shared import remember_plain
+        from expertise_kit.versioning.memo import remember_plain
 
         remember_plain(project.git, done.text, domain, done.plain)  # a rebase replaying more commits merges it again
     return done  # type: ignore[no-any-return]

@@ -331,11 +331,12 @@ def _scalar_of(node: Any) -> Any:
         return value
     if tag == _TAG + "int" and plain and _DECIMAL.fullmatch(value):
         return int(value)
-    if tag == _TAG + "bool" and plain and value in _BOOLS:
-        return _BOOLS[value]
+    if tag == _TAG + "bool" and plain:
+        # YAML 1.1's other booleans (`on`, `off`, `yes`, `no`) are strings in 1.2, as the full parse reads them.
+        return _BOOLS.get(value, value)
     if tag == _TAG + "null" and plain and value in _NULLS:
         return None
-    raise _Decline  # a YAML 1.1 reading (`yes`, `0755`, `1:20`), a float, a date, `<<`: the full parse decides
+    raise _Decline  # a YAML 1.1 reading (`0755`, `1:20`), a float, a date, `<<`: the full parse decides
 
 
 class _Walk:

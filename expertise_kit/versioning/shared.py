@@ -38,8 +38,6 @@ import contextvars
 import hashlib
 import marshal
 import os
-import pickle
-import random
 import subprocess
 import tempfile
 import zlib
@@ -60,6 +58,7 @@ from expertise_kit.versioning.lifecycle import (
     removed_in_history,
     retirements,
 )
+from expertise_kit.versioning.memo import remember_plain, remembered_plain
 from expertise_kit.versioning.objects import _loose
 
 __all__ = [
@@ -997,41 +996,6 @@ def rewrite_shared(
 
 
 # -- reading the union --------------------------------------------------------------------------------
-
-
-_MEMO_KEPT = 64  # remembered file data kept: the files in play (shared, each worktree's base) and a margin
-
-
-def _memo_path(git: GitLocation, text: str, domain: str) -> Path:
-    from expertise_kit import __version__  # another version may read a text into other data
-
-    digest = hashlib.sha256(f"{__version__}\0{domain}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
-    return git.common_dir / "expertise" / "shared" / "parsed" / digest
-
-
-def remembered_plain(git: GitLocation, text: str, domain: str) -> dict[str, Any] | None:
-    """The data of a domain file's text, if some writer or reader here remembered it (same text, same data)."""
-    with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
-        value = pickle.loads(_memo_path(git, text, domain).read_bytes())  # noqa: S301 - ours, in the git dir
-        if isinstance(value, dict):
-            return value
-    return None
-
-
-def remember_plain(git: GitLocation, text: str, domain: str, plain: dict[str, Any]) -> None:
-    """Keep a text's data for the next merge or cache build; the oldest are let go beyond ``_MEMO_KEPT``."""
-    memo = _memo_path(git, text, domain)
-    if memo.exists():
-        with contextlib.suppress(OSError):
-            os.utime(memo)
-        return
-    with contextlib.suppress(OSError):
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        _write_quick(memo, pickle.dumps(plain))  # no fsync: a lost memo only means one parse more
-        if random.random() < 0.1:  # now and then: a listing costs more than the write
-            kept = sorted(memo.parent.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
-            for old in kept[_MEMO_KEPT:]:
-                old.unlink(missing_ok=True)
 
 
 def _parsed(git: GitLocation, text: str, path: Path, domain: str) -> dict[str, Any] | None:
