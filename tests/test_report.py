@@ -102,6 +102,7 @@ def test_the_page_shows_what_stats_counts(repo: Path, run: Cli, tmp_path: Path) 
     assert parsed.tags.count("svg") == bars and parsed.tags.count("table") == 5
     text = " ".join(" ".join(parsed.text).split())
     assert f"{sum(stats['learnings_per_day'].values())} entries learned" in text
+    assert f"{stats['reflection']['entries']} entries written by agents" in text
     assert f"{len(history)} revisions" in text
     for failure in stats["recurring_failures"]:
         assert failure["issue"] in text
@@ -302,6 +303,7 @@ def test_any_text_from_the_store_stays_text(texts: list[str]) -> None:
                                     "sessions_since_last_seen": 1, "stopped": False}],
             "injected_chars": {"sessions": 0, "mean": None}, "correction_rate": {"share": None},
             "feedback": {"per_domain": {texts[0]: {"helpful": 2, "harmful": 1, "ended_well": 0}}, "revisions": 1},
+            "reflection": {"entries": 1},
         },
         revisions=[row], revision_count=1, learnings_unit="day", learnings=[("2026-11-20", 1)],
         feedback=[entry], stale=[entry], stale_count=1,
