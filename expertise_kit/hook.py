@@ -411,10 +411,14 @@ def main(argv: list[str] | None = None) -> int:
             raise Quiet("hook input is not a JSON object")
         if mode == "pre":
             note = pre_task(agent, payload)
-        elif mode == "reflect":  # opt-in, at a turn's end
-            from expertise_kit.learning.reflect import reflect_stop
+        elif mode == "reflect":  # opt-in, at a turn's end; most stop at the light first look
+            from expertise_kit.fast.reflectgate import first_look
 
-            note = reflect_stop(agent, payload, _send_back)
+            look = first_look(agent, payload)
+            if look is not None:
+                from expertise_kit.learning.reflect import reflect_stop
+
+                note = reflect_stop(agent, look, _send_back)
         else:  # in a module of its own: the pre-task hook, run on every prompt, doesn't load it
             from expertise_kit.learning.session_end import post_session
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -381,3 +383,26 @@ def test_an_agent_lesson_merges_across_branches(project: Path, run: Cli) -> None
     git(project, "merge", "-q", "--no-edit", "side")  # the merge driver, registered by init
     sources = {e.get("text"): e["source"] for e in _entries(run, "testing")}
     assert sources == {"Price with Decimal, never round()": "agent", "Name fixtures after what they build": "manual"}
+
+
+def test_most_turns_ends_import_nothing_heavy(reflecting: Path, run: Cli, tmp_path: Path) -> None:
+    """Off, asked already, or a transcript that did not grow: the light first look, as the pre-task hook."""
+    transcript = shop_session().write(tmp_path / "s.jsonl")
+    assert _reason(_stop(reflecting, transcript)[0])  # asked: the session's later turns stop at the marker
+    run("render")  # a current render cache, as the pre-task hook keeps it
+    probe = (
+        "import sys, io, json;"
+        "sys.stdin = io.StringIO(sys.argv[2]);"
+        "from expertise_kit.hook import main; main(['reflect', '--agent', 'claude-code']);"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('git', 'pydantic', 'click', 'ruamel', 'yaml')"
+        " or m.startswith('expertise_kit.learning')];"
+        "sys.stderr.write('HEAVY=' + ','.join(heavy))"
+    )
+    payload = json.dumps({"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(reflecting)})
+    for config in ("reflect: failures", "reflect: off"):
+        text = (reflecting / ".expertise/config.yaml").read_text()
+        (reflecting / ".expertise/config.yaml").write_text(text.replace("reflect: failures", config))
+        run("render")
+        done = subprocess.run([sys.executable, "-I", "-c", probe, str(reflecting), payload],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+        assert done.stdout == "" and done.stderr.endswith("HEAVY="), (config, done.stderr)

@@ -23,10 +23,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from expertise_kit.fast.reflectgate import ENV_SWITCH, Look, marker_path, read_marker
 from expertise_kit.learning.transcripts.prompts import REFLECTION_PREFIX
 
 __all__ = [
     "ENV_SWITCH",
+    "Look",
     "MAX_REASON_CHARS",
     "reflect_stop",
     "reflect_mode",
@@ -35,9 +37,7 @@ __all__ = [
     "asked_sessions",
 ]
 
-ENV_SWITCH = "EXPERTISE_REFLECT"  # "off" (or 0, no, false) in the agent's environment: no reflection this session
 MAX_REASON_CHARS = 1500
-MAX_TRANSCRIPT_BYTES = 32 << 20  # a longer transcript is not read at a turn's end (the learner still reads it)
 MAX_LESSONS = 3
 # What counts as a candidate, by the section the learner would file it in; core files and techniques
 # are what the parser already does well, and no teammate writes them down.
@@ -48,28 +48,7 @@ _KINDS = {
     "effective_patterns": "pattern",
 }
 _FAILURE_KINDS = ("failure", "failure again", "fact", "fact again")  # what `reflect: failures` asks for
-_OFF = ("off", "0", "no", "false")
-_SUBAGENT_FIELDS = ("agent_id", "parent_session_id", "subagent_type")
-
-
-def _marker(expertise_dir: str, key: str) -> str:
-    from expertise_kit.fast.cache import cache_dir
-
-    return os.path.join(cache_dir(expertise_dir), "reflect", f"{key}.json")
-
-
-MARKER_BYTES = 64 << 10  # a marker holds a few ids: a bigger file is not one of ours
 MARKER_DAYS = 90  # markers older than this are removed (stats counts what is left), a few per new session
-
-
-def _read_marker(path: str) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MARKER_BYTES + 1)
-        data = json.loads(raw) if len(raw) <= MARKER_BYTES else None
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _prune_markers(directory: str, now: float) -> None:
@@ -89,14 +68,11 @@ def _write_marker(path: str, data: dict[str, Any]) -> None:
 
 def reflect_mode(expertise_dir: str) -> str:
     """``reflect:`` in config.yaml, from the render cache when it is current (no YAML parsed), else read."""
-    from expertise_kit.fast.cache import read_index, signature
+    from expertise_kit.fast.reflectgate import cached_mode
 
-    config = os.path.join(expertise_dir, "config.yaml")
-    cache = read_index(expertise_dir)
-    if cache is not None and cache["files"].get("config.yaml") == signature(config):
-        mode = (cache.get("config") or {}).get("reflect")
-        if isinstance(mode, str):
-            return mode
+    mode = cached_mode(expertise_dir)
+    if mode is not None:
+        return mode
     from expertise_kit.config import load_config
 
     return load_config(Path(expertise_dir)).reflect
@@ -117,40 +93,17 @@ def _store_busy(expertise_dir: str) -> bool:
     return False
 
 
-def reflect_stop(agent: str, payload: dict[str, Any], send_back: Callable[[str], None]) -> str | None:
-    """At a turn's end: send the agent back once per session with its candidate lessons, or do nothing.
-    Returns a note for stderr, if there is one."""
-    from expertise_kit.fast.hookinput import Quiet, find_expertise, project_dir, session_key
-
-    if os.environ.get(ENV_SWITCH, "").strip().lower() in _OFF:
+def reflect_stop(agent: str, look: Look, send_back: Callable[[str], None]) -> str | None:
+    """At a turn's end that ``first_look`` found worth a look: send the agent back once per session with its
+    candidate lessons, or do nothing. Returns a note for stderr, if there is one."""
+    expertise_dir, key, marker, state, path, size = (
+        look.expertise_dir, look.key, look.marker, look.state, look.transcript, look.size
+    )  # fmt: skip
+    mode = look.mode or reflect_mode(expertise_dir)
+    if mode == "off":
         return None
-    if payload.get("stop_hook_active") is True or any(payload.get(f) for f in _SUBAGENT_FIELDS):
-        return None  # our own reason brought the agent here, or this is a subagent's end
-    expertise_dir = find_expertise(project_dir(agent, payload))
-    if expertise_dir is None or reflect_mode(expertise_dir) == "off":
-        return None
-    key = session_key(payload)
-    if key is None:
-        raise Quiet("no usable session id in the hook input; no reflection")
-    marker = _marker(expertise_dir, key)
-    state = _read_marker(marker)
-    if state.get("asked"):
-        return None  # never twice in one session
-    transcript = payload.get("transcript_path")
-    if not isinstance(transcript, str) or not transcript:
-        raise Quiet("no transcript_path in the hook input; no reflection")
-    path = os.path.abspath(os.path.expanduser(transcript))
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        raise Quiet(f"{path}: no such transcript; no reflection") from None
-    if size > MAX_TRANSCRIPT_BYTES:
-        raise Quiet(f"{path} is over {MAX_TRANSCRIPT_BYTES >> 20} MiB; no reflection")
-    if state.get("size") == size:
-        return None  # nothing new since this session's last look
     if _store_busy(expertise_dir):
         return "another expertise process holds the store's lock; reflection waits for the next turn's end"
-    mode = reflect_mode(expertise_dir)
     wanted = _PARSED_KINDS if mode == "always" else ("failure", "fact")
     candidates = _candidates(expertise_dir, path) if _worth_a_look(expertise_dir, path, wanted) else []
     if mode != "always" and not any(c["kind"] in _FAILURE_KINDS for c in candidates):
@@ -366,7 +319,7 @@ _WORDING = ("text", "path", "issue", "error", "solution")
 
 def asked_candidates(expertise_dir: str, key: str) -> set[str] | None:
     """The ids of the candidates session ``key`` was shown, if this clone asked it."""
-    found = _read_marker(_marker(expertise_dir, key)).get("candidates")
+    found = read_marker(marker_path(expertise_dir, key)).get("candidates")
     return {str(c) for c in found} if isinstance(found, list) else None
 
 
@@ -381,8 +334,8 @@ def one_lesson(section: str, entry_id: str, words: str, other: str, shown: set[s
 
 def note_written(expertise_dir: str, key: str, ids: list[str]) -> None:
     """Remember the entries the agent wrote for session ``key`` (``stats`` reports them)."""
-    path = _marker(expertise_dir, key)
-    state = _read_marker(path)
+    path = marker_path(expertise_dir, key)
+    state = read_marker(path)
     written = [str(i) for i in state.get("written") or []]
     state["written"] = [*written, *(i for i in ids if i not in written)]
     with contextlib.suppress(OSError):  # the entry is committed; the count for stats is a nicety
@@ -400,7 +353,7 @@ def asked_sessions(expertise_dir: str) -> list[dict[str, Any]]:
         return []
     found = []
     for name in names:
-        state = _read_marker(os.path.join(directory, name))
+        state = read_marker(os.path.join(directory, name))
         if state.get("asked"):
             found.append({**state, "session": name.removesuffix(".json")})
     return found

@@ -1,0 +1,98 @@
+"""The reflect hook's first checks (docs/reflect.md), with built-ins only: at most turns' ends the hook stops
+here, as light as the pre-task hook. Only a session that may have something to ask about goes on to
+``learning.reflect``, which reads the transcript.
+"""
+
+from __future__ import annotations
+
+import os
+
+from expertise_kit.fast.hookinput import Quiet, find_expertise, project_dir, session_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["Look", "first_look", "cached_mode", "ENV_SWITCH", "MAX_TRANSCRIPT_BYTES", "MARKER_BYTES", "marker_path", "read_marker"]
+
+ENV_SWITCH = "EXPERTISE_REFLECT"  # "off" (or 0, no, false) in the agent's environment: no reflection this session
+MAX_TRANSCRIPT_BYTES = 32 << 20  # a longer transcript is not read at a turn's end (the learner still reads it)
+MARKER_BYTES = 64 << 10  # a marker holds a few ids: a bigger file is not one of ours
+_OFF = ("off", "0", "no", "false")
+_SUBAGENT_FIELDS = ("agent_id", "parent_session_id", "subagent_type")
+
+
+class Look:
+    """A turn's end worth a look: where, which session, its marker, the transcript and its size."""
+
+    __slots__ = ("expertise_dir", "key", "marker", "state", "transcript", "size", "mode")
+
+    def __init__(self, expertise_dir: str, key: str, marker: str, state: dict[str, Any], transcript: str,
+                 size: int, mode: str | None) -> None:  # fmt: skip
+        self.expertise_dir, self.key, self.marker, self.state = expertise_dir, key, marker, state
+        self.transcript, self.size, self.mode = transcript, size, mode
+
+
+def marker_path(expertise_dir: str, key: str) -> str:
+    from expertise_kit.fast.cache import cache_dir
+
+    return os.path.join(cache_dir(expertise_dir), "reflect", f"{key}.json")
+
+
+def read_marker(path: str) -> dict[str, Any]:
+    """A session's marker; empty when missing, unreadable, too big or not ours."""
+    from expertise_kit.fast.fastjson import loads
+
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MARKER_BYTES + 1)
+        data = loads(raw.decode("utf-8")) if len(raw) <= MARKER_BYTES else None
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def cached_mode(expertise_dir: str) -> str | None:
+    """``reflect:`` from the render cache when it was built from this config.yaml; None: read the file."""
+    from expertise_kit.fast.cache import read_index, signature
+
+    cache = read_index(expertise_dir)
+    if cache is None or cache["files"].get("config.yaml") != signature(os.path.join(expertise_dir, "config.yaml")):
+        return None
+    mode = (cache.get("config") or {}).get("reflect")
+    return mode if isinstance(mode, str) else None
+
+
+def first_look(agent: str, payload: dict[str, Any]) -> Look | None:
+    """None when this turn's end has nothing for reflection: switched off, our own reason's turn, a subagent,
+    a session asked already, a transcript that did not grow. Raises ``Quiet`` for an input it can't use."""
+    if os.environ.get(ENV_SWITCH, "").strip().lower() in _OFF:
+        return None
+    if payload.get("stop_hook_active") is True or any(payload.get(f) for f in _SUBAGENT_FIELDS):
+        return None  # our own reason brought the agent here, or this is a subagent's end
+    expertise_dir = find_expertise(project_dir(agent, payload))
+    if expertise_dir is None:
+        return None
+    mode = cached_mode(expertise_dir)
+    if mode == "off":
+        return None
+    key = session_key(payload)
+    if key is None:
+        raise Quiet("no usable session id in the hook input; no reflection")
+    marker = marker_path(expertise_dir, key)
+    state = read_marker(marker)
+    if state.get("asked"):
+        return None  # never twice in one session
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        raise Quiet("no transcript_path in the hook input; no reflection")
+    path = os.path.abspath(os.path.expanduser(transcript))
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        raise Quiet(f"{path}: no such transcript; no reflection") from None
+    if size > MAX_TRANSCRIPT_BYTES:
+        raise Quiet(f"{path} is over {MAX_TRANSCRIPT_BYTES >> 20} MiB; no reflection")
+    if state.get("size") == size:
+        return None  # nothing new since this session's last look
+    return Look(expertise_dir, key, marker, state, path, size, mode)
