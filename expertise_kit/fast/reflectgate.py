@@ -13,7 +13,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Look", "first_look", "cached_mode", "ENV_SWITCH", "MAX_TRANSCRIPT_BYTES", "MARKER_BYTES", "marker_path", "read_marker"]
+__all__ = [
+    "Look", "first_look", "cached_mode", "ENV_SWITCH", "MAX_TRANSCRIPT_BYTES", "MARKER_BYTES", "marker_path",
+    "read_marker",
+]  # fmt: skip
 
 ENV_SWITCH = "EXPERTISE_REFLECT"  # "off" (or 0, no, false) in the agent's environment: no reflection this session
 MAX_TRANSCRIPT_BYTES = 32 << 20  # a longer transcript is not read at a turn's end (the learner still reads it)
