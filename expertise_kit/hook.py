@@ -154,30 +154,31 @@ def _choose_domains(cache: dict[str, Any], prompt: str, files: list[str]) -> lis
     return [result.domain, *result.secondary[:2]]
 
 
+def _say(payload: str) -> None:
+    """Our one line of JSON on stdout, for the agent."""
+    global _SPOKE
+    _SPOKE = True
+    sys.stdout.write(payload + "\n")
+
+
 def _emit(agent: str, event: str, text: str) -> None:
     if not text:
         return
-    global _SPOKE
-    _SPOKE = True
     from expertise_kit.fast.fastjson import quote
 
     if _agent(agent).output == "additional_context":
-        payload = '{"additional_context": ' + quote(text) + "}"
+        _say('{"additional_context": ' + quote(text) + "}")
     else:
-        payload = (
-            '{"hookSpecificOutput": {"hookEventName": ' + quote(event) + ', "additionalContext": ' + quote(text) + "}}"
-        )
-    sys.stdout.write(payload + "\n")
+        context = quote(text)
+        _say('{"hookSpecificOutput": {"hookEventName": ' + quote(event) + ', "additionalContext": ' + context + "}}")
 
 
 def _send_back(reason: str) -> None:
     """Keep the agent going with ``reason`` as its next instruction: the end-of-turn answer Claude Code's
     and Codex's ``Stop`` and Gemini CLI's ``AfterAgent`` read."""
-    global _SPOKE
-    _SPOKE = True
     from expertise_kit.fast.fastjson import quote
 
-    sys.stdout.write('{"decision": "block", "reason": ' + quote(reason) + "}\n")
+    _say('{"decision": "block", "reason": ' + quote(reason) + "}")
 
 
 def pre_task(agent: str, payload: dict[str, Any]) -> str | None:

@@ -43,6 +43,8 @@ FAILURES = "failures"  # a mapping with `issue`, `error` and `solution`
 # An entry's `source` when a session produced it: parsed from its transcript, or written by its agent when
 # asked to reflect (docs/reflect.md). Both count recurrences and are pruned before hand-written ones.
 SESSION_SOURCES = ("learned", "agent")
+# An entry's wording, whatever its kind: what the agent's rewording replaces and what is compared as words.
+WORDING_FIELDS = ("text", "path", "issue", "error", "solution")
 
 
 class Section:

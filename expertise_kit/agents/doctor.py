@@ -473,7 +473,7 @@ def _reflect(
     """Whether the agent will be asked to write its lessons (docs/reflect.md), and why not."""
     from expertise_kit.config import load_config
     from expertise_kit.errors import UserError
-    from expertise_kit.learning.reflect import ENV_SWITCH
+    from expertise_kit.fast.reflectgate import ENV_SWITCH, switched_off
 
     try:
         mode = load_config(root / ".expertise").reflect
@@ -492,7 +492,7 @@ def _reflect(
         report.add("reflect", "warn", f"`reflect: {mode}` in config.yaml, but no {spec.reflect_event} hook: run "
                                       f"`expertise hooks install --agent {spec.name} --reflect`")  # fmt: skip
         return
-    off = env.get(ENV_SWITCH, "").strip().lower() in ("off", "0", "no", "false")
+    off = switched_off(env)
     detail = f"asks once per session at {spec.reflect_event} (`reflect: {mode}`)"
     report.add("reflect", "ok", detail + (f"; {ENV_SWITCH}=off here turns it off" if off else ""))
 

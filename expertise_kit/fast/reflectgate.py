@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "Look", "first_look", "cached_mode", "ENV_SWITCH", "MAX_TRANSCRIPT_BYTES", "MARKER_BYTES", "marker_path",
-    "read_marker",
+    "Look", "first_look", "cached_mode", "switched_off", "ENV_SWITCH", "MAX_TRANSCRIPT_BYTES", "MARKER_BYTES",
+    "marker_path", "read_marker",
 ]  # fmt: skip
 
 ENV_SWITCH = "EXPERTISE_REFLECT"  # "off" (or 0, no, false) in the agent's environment: no reflection this session
@@ -66,10 +66,15 @@ def cached_mode(expertise_dir: str) -> str | None:
     return mode if isinstance(mode, str) else None
 
 
+def switched_off(env: dict[str, str] | os._Environ[str]) -> bool:
+    """Whether ``ENV_SWITCH`` in this environment turns reflection off for the session."""
+    return env.get(ENV_SWITCH, "").strip().lower() in _OFF
+
+
 def first_look(agent: str, payload: dict[str, Any]) -> Look | None:
     """None when this turn's end has nothing for reflection: switched off, our own reason's turn, a subagent,
     a session asked already, a transcript that did not grow. Raises ``Quiet`` for an input it can't use."""
-    if os.environ.get(ENV_SWITCH, "").strip().lower() in _OFF:
+    if switched_off(os.environ):
         return None
     if payload.get("stop_hook_active") is True or any(payload.get(f) for f in _SUBAGENT_FIELDS):
         return None  # our own reason brought the agent here, or this is a subagent's end

@@ -3,10 +3,10 @@
 At the end of a turn, the agent's end-of-turn hook (Claude Code's and Codex's ``Stop``, Gemini CLI's
 ``AfterAgent``) may send the agent back with a reason. Once per session, when the transcript holds
 candidate lessons (failures, fixed or not, new or seen again; the user's rules and corrections; patterns
-seen again), we do:
-the reason lists them compactly and asks for at most three lessons, written with ``expertise add ...
---session ID``. Those entries carry ``source: agent`` and the session; the learner later keeps the agent's
-wording where it parsed the same lesson from the same session.
+seen again), we do: the reason lists them compactly and asks for at most three lessons, written with
+``expertise add ... --session ID``. Those entries carry ``source: agent`` and the session; the learner
+later keeps the agent's wording where it parsed the same lesson from the same session. Most turns' ends
+stop at ``fast.reflectgate``'s first look and never load this module.
 
 What a session was asked is remembered in the cache directory (never committed):
 ``reflect/<session>.json`` holds when it was asked, the characters sent, and the ids the agent wrote.
@@ -23,12 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from expertise_kit.fast.reflectgate import ENV_SWITCH, Look, marker_path, read_marker
+from expertise_kit.fast.reflectgate import Look, marker_path, read_marker
 from expertise_kit.learning.transcripts.prompts import REFLECTION_PREFIX
+from expertise_kit.vocab import WORDING_FIELDS
 
 __all__ = [
-    "ENV_SWITCH",
-    "Look",
     "MAX_REASON_CHARS",
     "reflect_stop",
     "reflect_mode",
@@ -310,11 +309,10 @@ def lesson_words(item: Any) -> str:
     if isinstance(item, str):
         return item
     if isinstance(item, dict):
-        return " ".join(str(item.get(k) or "") for k in _WORDING)
-    return " ".join(str(getattr(item, k, "") or "") for k in _WORDING)
+        return " ".join(str(item.get(k) or "") for k in WORDING_FIELDS)
+    return " ".join(str(getattr(item, k, "") or "") for k in WORDING_FIELDS)
 
 
-_WORDING = ("text", "path", "issue", "error", "solution")
 
 
 def asked_candidates(expertise_dir: str, key: str) -> set[str] | None:

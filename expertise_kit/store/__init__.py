@@ -28,7 +28,7 @@ from expertise_kit.errors import UnknownDomain, UserError
 from expertise_kit.project import Project, ensure_inside
 from expertise_kit.store.transaction import Transaction, describe_entry, restore_pending_entries
 from expertise_kit.versioning.commit import CommitOutcome
-from expertise_kit.vocab import FAILURES, FILES, section, section_names
+from expertise_kit.vocab import FAILURES, FILES, WORDING_FIELDS, section, section_names
 
 __all__ = [
     "Store", "DomainDoc", "WriteResult", "MergeResult", "MAX_TEXT_CHARS", "manual_item", "describe_entry",
@@ -228,8 +228,8 @@ class Store:
                 if old_id != new_id:
                     said = describe_entry(old_id, old_section, item_text(item))
                     tx.removed.append(f"{said} (reworded by the agent)")
-                kept = {k: v for k, v in doc.loaded.plain[old_section][index].items() if k not in _WORDING}
-                raw = {**{k: v for k, v in raw.items() if k in _WORDING}, **kept, "source": "agent"}
+                kept = {k: v for k, v in doc.loaded.plain[old_section][index].items() if k not in WORDING_FIELDS}
+                raw = {**{k: v for k, v in raw.items() if k in WORDING_FIELDS}, **kept, "source": "agent"}
                 if old_section == section_name:
                     edits.append(Replace(old_section, index, raw))
                 else:
@@ -374,7 +374,6 @@ class Store:
         return edits + [Append(s, raw) for s, raw in appended.values()]
 
 
-_WORDING = ("text", "path", "issue", "error", "solution")  # what the agent's wording replaces; the rest is kept
 
 
 def _flat(text: str) -> str:
