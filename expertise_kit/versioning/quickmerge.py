@@ -21,6 +21,7 @@ from datetime import date, datetime, timezone
 
 from expertise_kit.document.edits import Append, DeleteKey, Edit, Remove, Replace, SetKey
 from expertise_kit.document.plainentry import valid_domain_data, valid_item
+from expertise_kit.document.plainread import read_plain
 from expertise_kit.document.plainrender import render_plain
 from expertise_kit.document.prune import count_lines
 from expertise_kit.vocab import section, section_names
@@ -390,7 +391,11 @@ class _Walk:
 def strict_plain(text: str) -> dict[str, Any] | None:
     """The file's data as ``yamlio.parse_yaml_text`` reads it, read with libyaml; None wherever the two
     might read it differently or the full parse would refuse it (an alias, a tag, a duplicate key, a
-    value YAML 1.1 and 1.2 read differently)."""
+    value YAML 1.1 and 1.2 read differently). A file in our writers' layout is read without libyaml
+    (``plainread``)."""
+    found = read_plain(text)
+    if found is not None:
+        return found
     try:
         import yaml
     except ImportError:

@@ -1,0 +1,233 @@
+"""Reading a file laid out as expertise_kit writes it, in plain Python: the merge driver's reader.
+
+The merge driver reads three versions of a domain file and its result, in a process git starts for each
+file, so importing a YAML parser and composing its node graph is most of what the driver costs. The files
+are nearly always in the layout our writers leave (``plainrender``, ruamel with our settings): top-level
+keys at column 0, block lists of one-line items, each value on its key's line as a plain or quoted scalar
+or a one-line flow list or mapping. ``read_plain`` reads exactly that layout, line by line, and returns
+None for anything else: a multi-line or block scalar, a nested block, an anchor, a tag, a tab, a
+document marker, a scalar YAML might read as a number, a date or a boolean, a key that repeats, a
+character outside the printable set. The caller then reads the file with libyaml.
+
+Whatever it returns is what ``yamlio.parse_yaml_text`` reads as plain data; ``tests/test_plainread.py``
+checks that on generated files and on every file the test data holds. Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["read_plain"]
+
+_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_SINGLE = re.compile(r"'((?:[^']|'')*)'")
+_DOUBLE = re.compile(r'"([^"\\]*)"')
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_COMMENT = re.compile(r" +#.*| *")
+_FLOW_PLAIN = re.compile(r"[^,\[\]{}#:'\"]+")  # a plain scalar inside [...] or {...}, up to its comma or end
+_SEPARATOR = re.compile(r" *, *| *")
+_SPACES = re.compile(r" *")
+_FLOW_ODD = re.compile(r"[\[\]{}#:'\"]")
+# Plain scalars the full parse reads as something other than text, or that YAML 1.1 and 1.2 read differently.
+_WORDS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_NULLS = frozenset(("~", "null", "Null", "NULL"))
+_TEXT_FROM_DIGIT = re.compile(r"(?!0[xob])[0-9][A-Za-z0-9_.-]*")  # not 0x1F, 0o17, 0b101
+_DATEISH = re.compile(r"[0-9]{4}-[0-9]")
+_OTHER_LETTER = re.compile(r"[A-DF-Za-df-z]")  # a letter that can't be part of a number's exponent
+_ODD_KEYS = frozenset(("true", "false", "null"))
+
+
+class _Unsure(Exception):
+    pass
+
+
+def _plain_scalar(text: str, flow: bool) -> Any:
+    """A plain scalar's value: text that starts with a letter, an int, a boolean or null."""
+    value = text.rstrip(" ")
+    if not value:
+        raise _Unsure
+    if value in _WORDS:
+        return _WORDS[value]
+    if value in _NULLS:
+        return None
+    first = value[0]
+    if first.isalpha() or first in "_/":
+        if ": " in value or value.endswith(":") or (flow and ":" in value):
+            raise _Unsure
+        return value
+    if _DECIMAL.fullmatch(value):
+        return int(value)
+    if _TEXT_FROM_DIGIT.fullmatch(value) and not _DATEISH.match(value) and _OTHER_LETTER.search(value):
+        return value  # an id such as 5c0375b4-57a5: no resolver reads a letter other than e as a number
+    raise _Unsure  # an indicator, a number of another kind, a date, a path starting with a dot: libyaml decides
+
+
+def _scalar_at(text: str, start: int, flow: bool) -> tuple[Any, int]:
+    """The scalar starting at ``start`` and where it ends. Plain scalars in a block end at the line's
+    comment; in a flow they end at a comma or the bracket."""
+    first = text[start : start + 1]
+    if first == "'":
+        match = _SINGLE.match(text, start)
+        if match is None:
+            raise _Unsure
+        return match.group(1).replace("''", "'"), match.end()
+    if first == '"':
+        match = _DOUBLE.match(text, start)
+        if match is None:
+            raise _Unsure
+        return match.group(1), match.end()
+    if flow:
+        match = _FLOW_PLAIN.match(text, start)
+        if match is None:
+            raise _Unsure
+        return _plain_scalar(match.group(0), True), match.end()
+    cut = text.find(" #", start)
+    end = len(text) if cut < 0 else cut
+    return _plain_scalar(text[start:end], False), end
+
+
+def _flow(text: str, start: int, nested: bool = False) -> tuple[Any, int]:
+    """A one-line flow list or mapping starting at ``start`` (its bracket), and where it ends: of scalars,
+    or a mapping whose values may be lists of scalars (``nested``: the list inside one)."""
+    mapping = text[start] == "{"
+    if nested and mapping:
+        raise _Unsure
+    close = "}" if mapping else "]"
+    result: Any = {} if mapping else []
+    at = _SPACES.match(text, start + 1).end()  # type: ignore[union-attr]
+    while text[at : at + 1] != close:
+        if mapping:
+            match = _KEY_LINE.match(text, at)
+            if match is None or match.group(2) is None:
+                raise _Unsure
+            key = match.group(1)
+            if key in result or key.lower() in _ODD_KEYS:
+                raise _Unsure
+            at = match.start(2)
+        opening = text[at : at + 1]
+        if opening in ("[", "{") and mapping:
+            value, at = _flow(text, at, nested=True)  # a core file's sessions: [a, b]
+        elif opening in ("[", "{", ""):
+            raise _Unsure  # nested deeper, or not closed on this line
+        else:
+            value, at = _scalar_at(text, at, True)
+        if mapping:
+            result[key] = value
+        else:
+            result.append(value)
+        separator = _SEPARATOR.match(text, at).end()  # type: ignore[union-attr]
+        if text[at:separator].strip() != ",":
+            if text[separator : separator + 1] != close:
+                raise _Unsure
+            at = separator
+            break
+        at = separator
+        if text[at : at + 1] == close:
+            raise _Unsure  # a trailing comma
+    return result, at + 1
+
+
+def _value(text: str) -> Any:
+    """The value after ``key: `` (or ``- ``) on one line, with an optional comment after it."""
+    first, last = text[0], text[-1]
+    # The layouts our writers leave, read without a regex: a quoted time, a list of ids, a word.
+    if first == "'" and last == "'" and "'" not in text[1:-1] and len(text) > 1:
+        return text[1:-1]
+    if first == "[" and last == "]" and not _FLOW_ODD.search(text, 1, len(text) - 1):
+        inner = text[1:-1]
+        return [_plain_scalar(part.strip(" "), True) for part in inner.split(",")] if inner.strip(" ") else []
+    if first.isalpha() and " #" not in text and last != ":":
+        return _plain_scalar(text, False)
+    if first in ("[", "{"):
+        value, end = _flow(text, 0)
+    else:
+        value, end = _scalar_at(text, 0, False)
+    if not _COMMENT.fullmatch(text, end):
+        raise _Unsure
+    return value
+
+
+def _split_key(text: str) -> tuple[str, str | None] | None:
+    """``key: rest`` as (key, rest or None for an empty value); None when ``text`` is not a key and value."""
+    key, colon, rest = text.partition(":")
+    if not colon or (rest and rest[0] != " ") or not _KEY.fullmatch(key):
+        return None
+    if key.lower() in _ODD_KEYS:
+        raise _Unsure  # a key the full parse reads as a boolean or null, or YAML 1.1 does
+    rest = rest.lstrip(" ")
+    return key, rest or None
+
+
+def read_plain(text: str) -> dict[str, Any] | None:
+    """The file's data as ``yamlio.parse_yaml_text`` reads it (its ``plain``), when the file is in the
+    layout our writers leave; None when it is not, or anything about it is unsure."""
+    try:
+        return _read(text)
+    except (_Unsure, IndexError):
+        return None
+
+
+def _read(text: str) -> dict[str, Any]:
+    if not text.replace("\n", "").isprintable() or " \n" in text or text.endswith(" "):
+        raise _Unsure  # a tab, a carriage return, a control or format character, a trailing space
+    result: dict[str, Any] = {}
+    section: str | None = None  # a top-level key whose value is the block list being read
+    items: list[Any] = []
+    dash = content = -1  # the list's dash column and its items' content column
+    item: dict[str, Any] | None = None  # the mapping item being read
+    for line in text.split("\n"):
+        if not line or line[0] == "#":
+            continue
+        if line[0] in " -":
+            stripped = line.lstrip(" ")
+            if stripped[0] == "#":
+                continue
+            indent = len(line) - len(stripped)
+            if stripped[:2] == "- ":
+                if section is None or (dash >= 0 and indent != dash):
+                    raise _Unsure
+                dash = indent
+                body = stripped[2:].lstrip(" ")
+                pair = _split_key(body)
+                if pair is None:
+                    items.append(_value(body))
+                    item = None
+                    continue
+                column = len(line) - len(body)
+                if content >= 0 and column != content:
+                    raise _Unsure
+                content = column
+                item = {}
+                items.append(item)
+            elif item is None or indent != content:
+                raise _Unsure  # a nested block, a continued scalar: not one line per value
+            else:
+                pair = _split_key(stripped)
+                if pair is None:
+                    raise _Unsure
+            key, rest = pair
+            if key in item or (rest is not None and rest[0] == "#"):
+                raise _Unsure  # a repeated key; an empty value with a comment, which may open a nested block
+            item[key] = None if rest is None else _value(rest)
+            continue
+        if section is not None:
+            result[section] = items or None
+            section, items, dash, content, item = None, [], -1, -1, None
+        pair = _split_key(line)
+        if pair is None or pair[0] in result:
+            raise _Unsure  # a document marker, a directive, a top-level scalar, a repeated key
+        key, rest = pair
+        if rest is None or rest[0] == "#":
+            section = key
+        else:
+            result[key] = _value(rest)
+    if section is not None:
+        result[section] = items or None
+    if not result:
+        raise _Unsure  # empty, or only comments: the full parse refuses it
+    return result
