@@ -1,16 +1,18 @@
 """The merge driver as git runs it: ``python -I -m expertise_kit merge-driver %O %A %B %P``.
 
 ``__main__`` sends that command line here before importing click, so git's driver starts in about the
-time of a bare ``python`` when the quick path can merge: it reads the three files, the line cap from
-``config.yaml`` (with libyaml, when the file is plain) and merges on plain data
+time of a bare ``python`` when the quick path can merge: it reads the three files and the line cap from
+``config.yaml`` in plain Python when they are laid out as our writers leave them (``document.plainread``;
+libyaml otherwise) and merges on plain data
 (``versioning.mergedriver``, ``versioning.quickmerge``), importing neither click, pydantic, ruamel nor
 GitPython. Anything the quick path is unsure of runs the full merge, and that, or a config it can't read
 plainly, imports them then.
 
 Writing ``%A``: the full merge's text is written through ``Store.transaction(commit=False)``. The quick
-path's text, already read back with libyaml and compared with the planned data, is written under the
-same lock with the same atomic write (``atomic.brief_lock``, ``atomic.write_atomic``), as the
-transaction does for a delivered file: git's own temp file, never committed or cached by us.
+path's text, already read back and compared with the planned data, is written under the
+same lock with the same atomic write (``atomic.brief_lock``, ``atomic.write_atomic``) as the
+transaction's for a delivered file, without waiting for the disk: it is git's own temp file, which git
+reads back at once, never committed or cached by us.
 ``expertise merge-driver`` (click, for a person or an old ``merge.expertise.driver``) runs the same
 ``run_merge_driver``.
 """
@@ -111,7 +113,7 @@ def _write(project: Project, ours: Path, done: DriverMerge, name: str | None) ->
         from expertise_kit.document.atomic import brief_lock, write_atomic
 
         with brief_lock(project.lock_path, DRIVER_LOCK_WAIT):
-            write_atomic(ours, done.text.encode("utf-8"))
+            write_atomic(ours, done.text.encode("utf-8"), durable=False)  # git's temp file: it reads it back now
         return
     from expertise_kit.config import Config, load_config
     from expertise_kit.store import Store

@@ -27,10 +27,14 @@ def _full(text: str) -> dict[str, Any] | None:
         return None
 
 
-def _agrees(text: str) -> dict[str, Any] | None:
+def _agrees(text: str, before: str = "") -> dict[str, Any] | None:
+    """What it reads of ``text`` is what the full parse reads, also with the memo of reading ``before``."""
     mine = read_plain(text)
     if mine is not None:
         assert mine == _full(text), text
+    seen: dict[str, Any] = {}
+    read_plain(before, seen)
+    assert read_plain(text, seen) == mine, (before, text)
     return mine
 
 
@@ -69,9 +73,13 @@ _line = st.one_of(
 
 
 @settings(max_examples=600, deadline=None)
-@given(lines=st.lists(_line, min_size=1, max_size=8), end=st.sampled_from(["\n", "", "\r\n"]))
-def test_what_it_reads_the_full_parse_reads(lines: list[str], end: str) -> None:
-    _agrees(end.join(lines) + end)
+@given(
+    lines=st.lists(_line, min_size=1, max_size=8),
+    before=st.lists(_line, max_size=8),
+    end=st.sampled_from(["\n", "", "\r\n"]),
+)
+def test_what_it_reads_the_full_parse_reads(lines: list[str], before: list[str], end: str) -> None:
+    _agrees(end.join(lines) + end, before="\n".join(before + lines[: len(lines) // 2]) + "\n")
 
 
 @settings(max_examples=300, deadline=None)

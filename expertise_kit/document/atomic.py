@@ -71,7 +71,8 @@ def _temp_file(directory: Path, name: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """``durable=False``: replaced whole, without waiting for the disk (a temp file git reads back at once)."""
     directory = path.parent
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
@@ -86,7 +87,8 @@ def write_atomic(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException as exc:
@@ -95,7 +97,8 @@ def write_atomic(path: Path, data: bytes) -> None:
         if isinstance(exc, OSError):
             raise _write_error(exc, path) from None
         raise
-    _fsync_directory(directory)
+    if durable:
+        _fsync_directory(directory)
 
 
 def _write_error(exc: OSError, where: Path) -> UserError:

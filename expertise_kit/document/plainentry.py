@@ -100,8 +100,10 @@ def valid_item(section_name: str, raw: Any) -> bool:
     return type(value) is str and value != ""
 
 
-def valid_domain_data(plain: Any, domain: str) -> bool:
-    """Whether ``plain`` is surely a valid file of ``domain`` (False: not sure, or not valid)."""
+def valid_domain_data(plain: Any, domain: str, checked: dict[tuple[str, int], Any] | None = None) -> bool:
+    """Whether ``plain`` is surely a valid file of ``domain`` (False: not sure, or not valid). ``checked``:
+    items found valid before, by section and identity (holding them, so no other object takes their id):
+    versions of a file read with one ``plainread`` memo share their unchanged entries."""
     if type(plain) is not dict or plain.get("domain") != domain or type(domain) is not str or not domain:
         return False
     if not all(_own_key(key) for key in plain):
@@ -116,8 +118,15 @@ def valid_domain_data(plain: Any, domain: str) -> bool:
         items = plain.get(name)
         if items is None:
             continue
-        if type(items) is not list or not all(valid_item(name, raw) for raw in items):
+        if type(items) is not list:
             return False
+        for raw in items:
+            if checked is not None and (name, id(raw)) in checked:
+                continue
+            if not valid_item(name, raw):
+                return False
+            if checked is not None:
+                checked[(name, id(raw))] = raw
     return True
 
 

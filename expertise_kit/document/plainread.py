@@ -163,24 +163,31 @@ def _split_key(text: str) -> tuple[str, str | None] | None:
     return key, rest or None
 
 
-def read_plain(text: str) -> dict[str, Any] | None:
+def read_plain(text: str, seen: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The file's data as ``yamlio.parse_yaml_text`` reads it (its ``plain``), when the file is in the
-    layout our writers leave; None when it is not, or anything about it is unsure."""
+    layout our writers leave; None when it is not, or anything about it is unsure.
+
+    ``seen``: list items read before, by their lines. The three versions of a file a merge reads share
+    most entries, so each is read once, and the versions hold the very same objects: nothing that reads
+    them may change them in place."""
     try:
-        return _read(text)
+        return _read(text, {} if seen is None else seen)
     except (_Unsure, IndexError):
         return None
 
 
-def _read(text: str) -> dict[str, Any]:
+def _read(text: str, seen: dict[str, Any]) -> dict[str, Any]:
     if not text.replace("\n", "").isprintable() or " \n" in text or text.endswith(" "):
         raise _Unsure  # a tab, a carriage return, a control or format character, a trailing space
     result: dict[str, Any] = {}
     section: str | None = None  # a top-level key whose value is the block list being read
     items: list[Any] = []
-    dash = content = -1  # the list's dash column and its items' content column
-    item: dict[str, Any] | None = None  # the mapping item being read
-    for line in text.split("\n"):
+    dash = content = -1  # the list's dash column and its mapping items' content column
+    lines = text.split("\n")
+    count, at = len(lines), 0
+    while at < count:
+        line = lines[at]
+        at += 1
         if not line or line[0] == "#":
             continue
         if line[0] in " -":
@@ -188,36 +195,27 @@ def _read(text: str) -> dict[str, Any]:
             if stripped[0] == "#":
                 continue
             indent = len(line) - len(stripped)
-            if stripped[:2] == "- ":
-                if section is None or (dash >= 0 and indent != dash):
-                    raise _Unsure
-                dash = indent
-                body = stripped[2:].lstrip(" ")
-                pair = _split_key(body)
-                if pair is None:
-                    items.append(_value(body))
-                    item = None
-                    continue
-                column = len(line) - len(body)
+            if stripped[:2] != "- " or section is None or (dash >= 0 and indent != dash):
+                raise _Unsure  # a nested block, a continued scalar: not one line per value
+            dash = indent
+            body = stripped[2:].lstrip(" ")
+            column = len(line) - len(body)
+            start, pad = at - 1, " " * column
+            while at < count and lines[at].startswith(pad) and (lines[at][column] != " " or _comment(lines[at])):
+                at += 1  # the item's other keys, and comments among them
+            block = "\n".join(lines[start:at])
+            item = seen.get(block)
+            if item is None:
+                item = seen[block] = _item(body, lines[start + 1 : at])
+            if at > start + 1 or type(item) is dict:
                 if content >= 0 and column != content:
                     raise _Unsure
                 content = column
-                item = {}
-                items.append(item)
-            elif item is None or indent != content:
-                raise _Unsure  # a nested block, a continued scalar: not one line per value
-            else:
-                pair = _split_key(stripped)
-                if pair is None:
-                    raise _Unsure
-            key, rest = pair
-            if key in item or (rest is not None and rest[0] == "#"):
-                raise _Unsure  # a repeated key; an empty value with a comment, which may open a nested block
-            item[key] = None if rest is None else _value(rest)
+            items.append(item)
             continue
         if section is not None:
             result[section] = items or None
-            section, items, dash, content, item = None, [], -1, -1, None
+            section, items, dash, content = None, [], -1, -1
         pair = _split_key(line)
         if pair is None or pair[0] in result:
             raise _Unsure  # a document marker, a directive, a top-level scalar, a repeated key
@@ -231,3 +229,30 @@ def _read(text: str) -> dict[str, Any]:
     if not result:
         raise _Unsure  # empty, or only comments: the full parse refuses it
     return result
+
+
+def _comment(line: str) -> bool:
+    return line.lstrip(" ")[:1] == "#"
+
+
+def _item(body: str, more: list[str]) -> Any:
+    """A list item: ``body`` after its dash, and the lines after it at its content column."""
+    pair = _split_key(body)
+    if pair is None:
+        if not all(_comment(line) for line in more):
+            raise _Unsure  # a scalar continued on the next line
+        return _value(body)
+    item: dict[str, Any] = {}
+    while True:
+        key, rest = pair
+        if key in item or (rest is not None and rest[0] == "#"):
+            raise _Unsure  # a repeated key; an empty value with a comment, which may open a nested block
+        item[key] = None if rest is None else _value(rest)
+        while more and _comment(more[0]):
+            more = more[1:]
+        if not more:
+            return item
+        pair = _split_key(more[0].lstrip(" "))
+        if pair is None:
+            raise _Unsure
+        more = more[1:]

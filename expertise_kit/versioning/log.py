@@ -45,7 +45,6 @@ class HistoryRow:
     parents: list[str] = field(default_factory=list)
     pruned: list[dict[str, Any]] | None = None  # what the merge this commit finished pruned at the cap
 
-
     def as_json(self) -> dict[str, Any]:
         return {
             "commit": self.commit or None,

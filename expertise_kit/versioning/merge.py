@@ -75,14 +75,13 @@ class DomainMerge:
     plain: dict[str, Any] | None = None  # the merged file's data, as verified
 
 
-@dataclass
 class _Entry:
-    section: str
-    index: int
-    raw: Any
-    id: str
-    text: str
-    learned: bool
+    """One entry of one version (a class of its own, not a dataclass: a merge at the cap makes a thousand)."""
+
+    __slots__ = ("section", "index", "raw", "id", "text", "learned")
+
+    def __init__(self, section: str, index: int, raw: Any, id: str, text: str, learned: bool) -> None:  # noqa: A002
+        self.section, self.index, self.raw, self.id, self.text, self.learned = section, index, raw, id, text, learned
 
 
 _Key = tuple[str, int]  # (entry id, which occurrence of it in its file): hand edits may repeat an id

@@ -18,7 +18,6 @@ this machine; the committed attributes name only the driver, never a path.
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 
@@ -29,10 +28,6 @@ from expertise_kit.lightdata import dataclass, field
 from expertise_kit.project import EXPERTISE_DIR, Project
 from expertise_kit.versioning.merge import DomainMerge, LineMerge, line_merge_text, merge_domain_texts
 from expertise_kit.versioning.textmerge import merge_lines
-
-TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = [
     "ATTRIBUTES_NAME",
@@ -66,6 +61,8 @@ DRIVER_LOCK_WAIT = 3.0
 
 def driver_command(python: str | None = None) -> str:
     """The command git config names: this interpreter, so it works whether or not `expertise` is on PATH."""
+    import shlex
+
     return f"{shlex.quote(python or sys.executable)} -I -m expertise_kit merge-driver %O %A %B %P"
 
 
@@ -223,29 +220,14 @@ def _capture(command: list[str], timeout: float) -> tuple[int, bytes] | None:
     return os.waitstatus_to_exitcode(status), b"".join(chunks)
 
 
-def _quick(
-    project: Project, domain: str | None, texts: list[str], line_cap: int, line_merge: LineMerge
-) -> DomainMerge | None:
-    """The merge with libyaml and by lines (``versioning.quickmerge``): the same result as the full merge,
-    or None when that must run. Data this machine's writers remembered (branches of worktrees of one
-    repository) is taken instead of reading it again."""
+def _quick(domain: str | None, texts: list[str], line_cap: int, line_merge: LineMerge) -> DomainMerge | None:
+    """The merge on plain data, changed by lines (``versioning.quickmerge``): the same result as the full
+    merge, or None when that must run."""
     if domain is None:
         return None
     from expertise_kit.versioning.quickmerge import merge_for_driver
 
-    known: tuple[Any, Any, Any] = (None, None, None)
-    if project.git is not None:
-        from expertise_kit.versioning.memo import remembered_plain
-
-        base, ours, theirs = (remembered_plain(project.git, t, domain) if t.strip() else None for t in texts)
-        known = (base, ours, theirs)
-    done = merge_for_driver(
-        (texts[0], texts[1], texts[2]), domain=domain, line_cap=line_cap, known=known, line_merge=line_merge
-    )
-    if done is not None and done.plain is not None and project.git is not None:
-        from expertise_kit.versioning.memo import remember_plain
-
-        remember_plain(project.git, done.text, domain, done.plain)  # a rebase replaying more commits merges it again
+    done = merge_for_driver((texts[0], texts[1], texts[2]), domain=domain, line_cap=line_cap, line_merge=line_merge)
     return done  # type: ignore[no-any-return]
 
 
@@ -287,7 +269,7 @@ def merge_sides(
     merged: DomainMerge | None = None
     line_merge = _git_line_merge(*paths)
     try:
-        quick = _quick(project, domain, texts, line_cap, line_merge)
+        quick = _quick(domain, texts, line_cap, line_merge)
     except Exception:  # noqa: BLE001 - the full merge below decides
         quick = None
     try:

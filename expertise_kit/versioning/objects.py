@@ -9,15 +9,25 @@ can't read here (packed objects, alternates) is answered by ``git rev-parse`` in
 
 from __future__ import annotations
 
-import hashlib
 import zlib
 
 from expertise_kit.project import GitLocation
 from expertise_kit.versioning.busy import head_sha
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hashlib import sha1, sha256
+else:
+    try:  # the built-in hashes: importing hashlib loads OpenSSL, milliseconds of the merge driver's start-up
+        from _sha1 import sha1
+        from _sha256 import sha256  # Python 3.12 calls it _sha2
+    except ImportError:
+        from hashlib import sha1, sha256
+
 __all__ = ["blob_id", "committed_blob", "git_motion", "UNKNOWN"]
 
 UNKNOWN = "?"  # the object store could not answer from loose objects
+_HASHES = {"sha1": sha1, "sha256": sha256}
 
 
 def _algorithm(sha: str) -> str:
@@ -26,7 +36,7 @@ def _algorithm(sha: str) -> str:
 
 def blob_id(data: bytes, like: str) -> str:
     """The id git gives a blob of ``data``, in the hash of the repository whose ids look like ``like``."""
-    digest = hashlib.new(_algorithm(like))
+    digest = _HASHES[_algorithm(like)]()
     digest.update(b"blob %d\0" % len(data))
     digest.update(data)
     return digest.hexdigest()

@@ -17,7 +17,6 @@ and the caller takes the full merge.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone
 
 from expertise_kit.document.edits import Append, DeleteKey, Edit, Remove, Replace, SetKey
 from expertise_kit.document.plainentry import valid_domain_data, valid_item
@@ -151,6 +150,8 @@ def _expected(plain: dict[str, Any], edits: list[Edit]) -> dict[str, Any]:
 
 
 def _norm(value: Any) -> Any:
+    from datetime import date, datetime, timezone
+
     if isinstance(value, dict):
         return {str(k): _norm(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -372,6 +373,8 @@ class _Walk:
         if type(node) is scalar:
             return _scalar_of(node)
         if type(node) is self.mapping:
+            if node.flow_style and self.text[node.start_mark.index : node.start_mark.index + 1] != "{":
+                raise _Decline  # `[a: b]`, a pair in a flow list: ruamel refuses what libyaml reads as a mapping
             result: dict[str, Any] = {}
             for key, value in node.value:
                 if type(key) is not scalar or key.tag != _STR:
@@ -388,12 +391,12 @@ class _Walk:
         return [_scalar_of(v) if type(v) is scalar and not checking else self.plain(v, depth + 1) for v in node.value]
 
 
-def strict_plain(text: str) -> dict[str, Any] | None:
+def strict_plain(text: str, seen: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The file's data as ``yamlio.parse_yaml_text`` reads it, read with libyaml; None wherever the two
     might read it differently or the full parse would refuse it (an alias, a tag, a duplicate key, a
     value YAML 1.1 and 1.2 read differently). A file in our writers' layout is read without libyaml
-    (``plainread``)."""
-    found = read_plain(text)
+    (``plainread``, with its memo ``seen``)."""
+    found = read_plain(text, seen)
     if found is not None:
         return found
     try:
@@ -419,10 +422,12 @@ def strict_plain(text: str) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def _model(plain: dict[str, Any] | None, domain: str) -> dict[str, Any] | None:
+def _model(
+    plain: dict[str, Any] | None, domain: str, checked: dict[tuple[str, int], Any] | None = None
+) -> dict[str, Any] | None:
     """``plain`` when it is surely a valid file of ``domain`` (``plainentry``, the model's rules without
     pydantic); None otherwise, and the full merge decides."""
-    return plain if plain is not None and valid_domain_data(plain, domain) else None
+    return plain if plain is not None and valid_domain_data(plain, domain, checked) else None
 
 
 def _item_counts(text: str) -> Any:
@@ -447,23 +452,19 @@ def merge_for_driver(
     *,
     domain: str,
     line_cap: int,
-    known: tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None] = (None, None, None),
     line_merge: Any = None,
 ) -> Any:
-    """``merge.merge_domain_texts`` for the merge driver, on data read with libyaml (or ``known``: data
-    this machine's writers remembered), with the same rules, the same line-merge preference and the
-    same pruning at the cap, the text changed by lines. Returns its ``DomainMerge``, or None when the
-    full merge must run: a true conflict (which it marks), a side that is not a valid file, a layout or
-    a value this can't be sure of."""
+    """``merge.merge_domain_texts`` for the merge driver, on plain data (``strict_plain``), with the same
+    rules, the same line-merge preference and the same pruning at the cap, the text changed by lines.
+    Returns its ``DomainMerge``, or None when the full merge must run: a true conflict (which it marks), a
+    side that is not a valid file, a layout or a value this can't be sure of."""
     try:
-        return _merge_for_driver(texts, domain, line_cap, known, line_merge)
+        return _merge_for_driver(texts, domain, line_cap, line_merge)
     except _Decline:
         return None
 
 
-def _merge_for_driver(
-    texts: tuple[str, str, str], domain: str, line_cap: int, known: tuple[dict[str, Any] | None, ...], line_merge: Any
-) -> Any:
+def _merge_for_driver(texts: tuple[str, str, str], domain: str, line_cap: int, line_merge: Any) -> Any:
     from expertise_kit.document.edits import expected_data as expected_after
     from expertise_kit.document.plainentry import describe
     from expertise_kit.document.prune import candidates_of, plainly_fits, prune_to_cap
@@ -471,16 +472,18 @@ def _merge_for_driver(
 
     base_text, ours_text, theirs_text = texts
     data: list[dict[str, Any] | None] = []
-    for text, remembered in zip(texts, known, strict=True):
-        plain = remembered if remembered is not None else (strict_plain(text) if text.strip() else None)
+    seen: dict[str, Any] = {}  # entries by their lines: the versions share what they did not change
+    checked: dict[tuple[str, int], Any] = {}  # and those are validated once
+    for text in texts:
+        plain = strict_plain(text, seen) if text.strip() else None
         if plain is None and text.strip():
             raise _Decline
         data.append(plain)
     base, ours, theirs = data
-    ours_model, theirs_model = _model(ours, domain), _model(theirs, domain)
+    ours_model, theirs_model = _model(ours, domain, checked), _model(theirs, domain, checked)
     if ours is None or theirs is None or ours_model is None or theirs_model is None:
         raise _Decline  # the full merge names what is wrong, then merges line by line
-    if base is not None and _model(base, domain) is None:
+    if base is not None and _model(base, domain, checked) is None:
         raise _Decline  # not surely valid: the full merge reads an invalid base as empty
     edits = _plan(base, ours, theirs, prefer=None, checked=True)
     if edits is None:
@@ -489,11 +492,11 @@ def _merge_for_driver(
     if base is not None and theirs_text != base_text and theirs_text != ours_text:
         merged_text = (line_merge or line_merge_text)(*texts)
         if merged_text is not None:
-            candidate = strict_plain(merged_text)
+            candidate = strict_plain(merged_text, seen)
             if candidate is None:
                 raise _Decline
             if same_entries(candidate, expected_after(ours, edits)):
-                candidate_model = _model(candidate, domain)
+                candidate_model = _model(candidate, domain, checked)
                 if candidate_model is None:
                     raise _Decline  # not surely valid: whether the full merge keeps this text, it decides
                 start_text, start, model, edits, kept = merged_text, candidate, candidate_model, [], True
@@ -530,7 +533,7 @@ def _merge_for_driver(
             candidates_of(start, counts, edits, render, describe), edits, text, line_cap, apply
         )
     expected = expected_after(start, edits)
-    if edits and strict_plain(text) != expected:
+    if edits and strict_plain(text) != expected:  # read afresh, not from the memo the planning shared
         raise _Decline
     lines = count_lines(text)
     return DomainMerge(text, [], pruned, lines, max(0, lines - line_cap), kept_line_merge=kept, plain=expected)

@@ -849,7 +849,12 @@ def _ledger_at(git: GitLocation, files: dict[str, str], rel: str) -> Ledger:
 
 
 def drop_entries(
-    git: GitLocation, text: str, path: Path, domain: str, ids: set[str], line_cap: int,
+    git: GitLocation,
+    text: str,
+    path: Path,
+    domain: str,
+    ids: set[str],
+    line_cap: int,
     plain: dict[str, Any] | None = None,
 ) -> tuple[str, dict[str, Any] | None, dict[str, str]]:
     """``text`` without the entries ``ids``: (text, its data, id -> what each removed one said). A text that

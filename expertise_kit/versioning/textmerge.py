@@ -38,9 +38,7 @@ def _hunks(base: list[str], side: list[str]) -> list[tuple[int, int, int, int]]:
 
     middle = SequenceMatcher(None, base[head : len(base) - tail], side[head : len(side) - tail], autojunk=False)
     return [
-        (i1 + head, i2 + head, j1 + head, j2 + head)
-        for tag, i1, i2, j1, j2 in middle.get_opcodes()
-        if tag != "equal"
+        (i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle.get_opcodes() if tag != "equal"
     ]
 
 
