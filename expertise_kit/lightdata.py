@@ -55,6 +55,13 @@ else:
         setter = object.__setattr__
 
         def __init__(self, *args, **kwargs):
+            if not kwargs and len(args) == count:  # every field given in order: the common call, made quick
+                for name, value in zip(names, args, strict=True):
+                    setter(self, name, value)
+                post = getattr(self, "__post_init__", None)
+                if post is not None:
+                    post()
+                return
             if len(args) > count:
                 raise TypeError(f"{qualname}() takes {count} arguments, {len(args)} given")
             values = dict(zip(names, args, strict=False))

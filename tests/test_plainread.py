@@ -143,3 +143,24 @@ def test_the_usual_files_are_read_without_libyaml() -> None:
 )
 def test_it_declines_what_it_is_not_sure_of(text: str) -> None:
     assert read_plain(text) is None
+
+
+_json_plain = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_json_plain)
+def test_the_drivers_json_is_the_json_modules(value: Any) -> None:
+    """What the merge driver records (``mergerecord``) is written without importing ``json``."""
+    import json
+
+    from expertise_kit.fast import fastjson
+
+    assert fastjson.dumps(value) == json.dumps(value, ensure_ascii=False)
+    assert fastjson.loads(fastjson.dumps(value)) == value
+    with pytest.raises(TypeError):
+        fastjson.dumps({"when": 1.5})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from functools import lru_cache
 
 from expertise_kit.document.ids import entry_id, error_signature, normalise_path, normalise_text
 from expertise_kit.document.prune import Facts
@@ -46,11 +47,22 @@ def _moment(value: Any) -> datetime | None:
     """The time a text in the one format we write stands for (UTC if it names no zone), or a ``datetime``
     (data a writer remembered, read by ruamel); None otherwise."""
     if type(value) is datetime:
-        moment = value
-    elif type(value) is not str or not _MOMENT.fullmatch(value):
+        return _checked(value)
+    return _moment_of(value) if type(value) is str else None
+
+
+@lru_cache(maxsize=4096)  # the versions a merge reads repeat most times, and entries share them
+def _moment_of(text: str) -> datetime | None:
+    if not _MOMENT.fullmatch(text):
         return None
     try:
-        moment = moment if type(value) is datetime else datetime.fromisoformat(value)
+        return _checked(datetime.fromisoformat(text))
+    except ValueError:  # 2026-02-30
+        return None
+
+
+def _checked(moment: datetime) -> datetime | None:
+    try:
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)
         moment.astimezone(timezone.utc)  # past year 9999 once in UTC: the model refuses it
@@ -147,13 +159,18 @@ def text_of(section_name: str, raw: Any) -> str:
 def id_of(section_name: str, raw: Any) -> str:
     """``entries.item_id`` of a valid raw item."""
     kind = section(section_name).kind
-    if kind == FILES:
-        return entry_id("file", normalise_path(text_of(section_name, raw)))
     if kind == FAILURES:
-        error = raw.get("error") or ""
-        identity = error_signature(error) if error.strip() else normalise_text(raw.get("issue") or "")
-        return entry_id("failure", identity)
-    return entry_id("text", normalise_text(text_of(section_name, raw)))
+        return _id_of(kind, raw.get("error") or "", raw.get("issue") or "")
+    return _id_of(kind, text_of(section_name, raw), "")
+
+
+@lru_cache(maxsize=4096)  # a merge asks for each entry's id in each version, and again when pruning
+def _id_of(kind: str, text: str, issue: str) -> str:
+    if kind == FILES:
+        return entry_id("file", normalise_path(text))
+    if kind == FAILURES:
+        return entry_id("failure", error_signature(text) if text.strip() else normalise_text(issue))
+    return entry_id("text", normalise_text(text))
 
 
 def is_learned_raw(raw: Any) -> bool:

@@ -206,7 +206,7 @@ def _read(text: str, seen: dict[str, Any]) -> dict[str, Any]:
             block = "\n".join(lines[start:at])
             item = seen.get(block)
             if item is None:
-                item = seen[block] = _item(body, lines[start + 1 : at])
+                item = seen[block] = _item(body, lines[start + 1 : at], seen)
             if at > start + 1 or type(item) is dict:
                 if content >= 0 and column != content:
                     raise _Unsure
@@ -235,24 +235,29 @@ def _comment(line: str) -> bool:
     return line.lstrip(" ")[:1] == "#"
 
 
-def _item(body: str, more: list[str]) -> Any:
-    """A list item: ``body`` after its dash, and the lines after it at its content column."""
-    pair = _split_key(body)
-    if pair is None:
+def _item(body: str, more: list[str], seen: dict[str, Any]) -> Any:
+    """A list item: ``body`` after its dash, and the lines after it at its content column. Its key lines
+    are remembered in ``seen`` too (under a NUL, which no line read here holds): entries repeat them."""
+    if _split_key(body) is None:
         if not all(_comment(line) for line in more):
             raise _Unsure  # a scalar continued on the next line
         return _value(body)
     item: dict[str, Any] = {}
-    while True:
-        key, rest = pair
-        if key in item or (rest is not None and rest[0] == "#"):
-            raise _Unsure  # a repeated key; an empty value with a comment, which may open a nested block
-        item[key] = None if rest is None else _value(rest)
-        while more and _comment(more[0]):
-            more = more[1:]
-        if not more:
-            return item
-        pair = _split_key(more[0].lstrip(" "))
-        if pair is None:
-            raise _Unsure
-        more = more[1:]
+    for line in (body, *more):
+        line = line.lstrip(" ")
+        if line[0] == "#":
+            continue
+        hit = seen.get("\0" + line)
+        if hit is None:
+            pair = _split_key(line)
+            if pair is None or (pair[1] is not None and pair[1][0] == "#"):
+                raise _Unsure  # not a key; an empty value with a comment, which may open a nested block
+            value = None if pair[1] is None else _value(pair[1])
+            hit = (pair[0], tuple(value) if type(value) is list else value)
+            if type(value) is not dict:
+                seen["\0" + line] = hit
+        key, value = hit
+        if key in item:
+            raise _Unsure  # a repeated key
+        item[key] = list(value) if type(value) is tuple else value
+    return item

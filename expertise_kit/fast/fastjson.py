@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["loads", "quote"]
+__all__ = ["dumps", "loads", "quote"]
 
 
 def _constant(name: str) -> Any:
@@ -64,3 +64,21 @@ def quote(text: str) -> str:
 
         return json.dumps(text, ensure_ascii=False)
     return str(_encode(text))
+
+
+def dumps(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` for plain data: dicts with text keys, lists, text, integers,
+    booleans and None (anything else is a ``TypeError``)."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    if type(value) is str:
+        return quote(value)
+    if type(value) is list:
+        return "[" + ", ".join(dumps(item) for item in value) + "]"
+    if type(value) is dict and all(type(key) is str for key in value):
+        return "{" + ", ".join(f"{quote(key)}: {dumps(item)}" for key, item in value.items()) + "}"
+    raise TypeError(f"not plain JSON data: {type(value).__name__}")
