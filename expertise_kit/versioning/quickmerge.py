@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["quick_merge"]
 
 _KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(.*)$")
-_DASH = re.compile(r"^( *)-( +|$)")
 
 
 class _Doc:
@@ -104,7 +103,7 @@ def _sections(lines: list[str]) -> dict[str, tuple[int, int]] | None:
 
 def _blank(line: str) -> bool:
     stripped = line.strip()
-    return not stripped or stripped.startswith("#")
+    return not stripped or stripped[0] == "#"
 
 
 def _items(lines: list[str], start: int, end: int) -> tuple[list[tuple[int, int]], int, int] | None:
@@ -114,16 +113,18 @@ def _items(lines: list[str], start: int, end: int) -> tuple[list[tuple[int, int]
     column = offset = -1
     for number in range(start + 1, end):
         line = lines[number]
-        indent = len(line) - len(line.lstrip(" "))
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
         if _blank(line):
-            if spans and indent > column and line.lstrip(" ").startswith("#"):
+            if spans and indent > column and stripped.startswith("#"):
                 spans[-1] = (spans[-1][0], number + 1)  # a comment inside the item, as the splice counts it
             continue
-        match = _DASH.match(line)
-        if match is not None and (column < 0 or len(match.group(1)) == column):
+        after = stripped[1:] if stripped[:1] == "-" else None  # a dash, then spaces or the line's end
+        if after is not None and (after[:1] == " " or after in ("", "\n")) and (column < 0 or indent == column):
             if column < 0:
-                column = len(match.group(1))
-                offset = len(match.group(0)) - column if match.group(2) else 2  # from the dash to the text
+                column = indent
+                spaces = len(after) - len(after.lstrip(" "))
+                offset = 1 + spaces if spaces else 2  # from the dash to the text
             spans.append((number, number + 1))
         elif spans and indent > column:
             spans[-1] = (spans[-1][0], number + 1)
@@ -533,7 +534,9 @@ def _merge_for_driver(texts: tuple[str, str, str], domain: str, line_cap: int, l
             candidates_of(start, counts, edits, render, describe), edits, text, line_cap, apply
         )
     expected = expected_after(start, edits)
-    if edits and strict_plain(text) != expected:  # read afresh, not from the memo the planning shared
+    # The check reads with the memo too: an unchanged entry's lines are the lines it was read from, and the
+    # plan changes entries only by edits (new items, rendered and read here afresh), never in place.
+    if edits and strict_plain(text, seen) != expected:
         raise _Decline
     lines = count_lines(text)
     return DomainMerge(text, [], pruned, lines, max(0, lines - line_cap), kept_line_merge=kept, plain=expected)
