@@ -176,3 +176,26 @@ def test_a_prune_in_one_worktree_shows_in_the_others_history(project: Path) -> N
     (row, *_) = _history(project)
     assert row["commit"] == git(project, "rev-parse", "HEAD").strip()
     assert {p["id"] for p in row["pruned"]} == {p["id"] for p in _history(tree)[0]["pruned"]}
+
+
+def test_the_prune_records_are_appended_and_cut_back_to_the_last_ones(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from expertise_kit.project import find_project
+    from expertise_kit.versioning import mergerecord
+
+    monkeypatch.setattr(mergerecord, "_KEEP", 3)
+    location = find_project(project).git
+    assert location is not None
+    target = location.common_dir / mergerecord.PRUNED_FILE
+    sizes = []
+    for n in range(9):
+        mergerecord.record_merge_prune(location, path=f".expertise/d{n}.yaml", domain="database", cap=50,
+                                       pruned=[], text=f"text {n}\n")  # fmt: skip
+        sizes.append(len(target.read_text(encoding="utf-8").splitlines()))
+    assert sizes == [1, 2, 3, 4, 5, 6, 3, 4, 5]  # appended up to twice the kept number, then cut back
+    assert [r.path for r in mergerecord.merge_prunes(location)][-1] == ".expertise/d8.yaml"
+    target.write_text(target.read_text(encoding="utf-8") + '{"torn": ', encoding="utf-8")  # a torn last line
+    mergerecord.record_merge_prune(location, path=".expertise/d9.yaml", domain="database", cap=50, pruned=[],
+                                   text="x\n")  # fmt: skip
+    assert [r.path for r in mergerecord.merge_prunes(location)][-1] == ".expertise/d9.yaml"

@@ -30,7 +30,6 @@ from expertise_kit.document.prune import PrunedEntry
 from expertise_kit.document.sightings import merge_sightings
 from expertise_kit.errors import UserError
 from expertise_kit.lightdata import dataclass, field
-from expertise_kit.versioning.textmerge import merge_lines
 from expertise_kit.vocab import FILES, SESSION_SOURCES, TEXT, section, section_names
 
 TYPE_CHECKING = False  # typing, ruamel and pydantic cost the merge driver's quick path its start-up
@@ -350,6 +349,8 @@ LineMerge = Callable[[str, str, str], "str | None"]
 
 def line_merge_text(base: str, ours: str, theirs: str) -> str | None:
     """Git-style line merge of three texts: the merged text when it is clean, None on a conflict."""
+    from expertise_kit.versioning.textmerge import merge_lines  # only without git: the driver's line merge is git's
+
     merged = merge_lines(*(t.splitlines(keepends=True) for t in (base, ours, theirs)))
     return None if merged.conflicts else merged.text
 

@@ -27,7 +27,6 @@ from expertise_kit.errors import UserError
 from expertise_kit.lightdata import dataclass, field
 from expertise_kit.project import EXPERTISE_DIR, Project
 from expertise_kit.versioning.merge import DomainMerge, LineMerge, line_merge_text, merge_domain_texts
-from expertise_kit.versioning.textmerge import merge_lines
 
 __all__ = [
     "ATTRIBUTES_NAME",
@@ -279,6 +278,8 @@ def merge_sides(
             *texts, path=Path(shown), domain=domain, line_cap=line_cap, line_merge=line_merge
         )
     except UserError as exc:
+        from expertise_kit.versioning.textmerge import merge_lines  # a side that is not a domain file: rare
+
         lines = merge_lines(*(t.splitlines(keepends=True) for t in texts), labels=("ours", "base", "theirs"))
         result_text = lines.text
         reason = exc.message if domain is None else _where(exc)

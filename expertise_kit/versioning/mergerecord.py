@@ -11,8 +11,8 @@ the blob it wrote and the worktree it ran in.
 holds that very blob or has the merged commit as a parent. While the merge is still open (a conflict
 elsewhere) it is a row of its own in that worktree; once HEAD has moved on, or no merge is under way, a
 record that found no commit was abandoned (``git merge --abort``) and is left out. The file lives in
-``.git``: it does not travel with a clone, and only the last ``_KEEP`` records are kept. Standard
-library only.
+``.git``: it does not travel with a clone. A record is appended; past ``2 * _KEEP`` records the file is
+cut back to the last ``_KEEP``. Standard library only.
 """
 
 from __future__ import annotations
@@ -114,14 +114,19 @@ def record_merge_prune(
     line = fastjson.dumps(record.__dict__) + "\n"  # as json.dumps writes it; importing json costs the driver 3 ms
     try:
         with open(target, encoding="utf-8") as handle:
-            kept = handle.readlines()[-(_KEEP - 1) :]
+            kept = handle.readlines()
     except FileNotFoundError:
         kept = []
     except (OSError, UnicodeDecodeError):
-        kept = []  # a damaged record file is started again rather than blocking the merge
+        kept = None  # a damaged record file is started again rather than blocking the merge
+    if kept is not None and len(kept) < 2 * _KEEP and (not kept or kept[-1].endswith("\n")):
+        with open(target, "a", encoding="utf-8") as handle:  # one line added: cut back now and then below
+            handle.write(line)
+        return
     temp = target.with_name(f"{PRUNED_FILE}.{os.getpid()}.tmp")
     with open(temp, "w", encoding="utf-8") as handle:
-        handle.writelines([*kept, line])
+        whole = [old for old in kept or [] if old.endswith("\n")]  # a torn last line would swallow this one
+        handle.writelines([*whole[-(_KEEP - 1) :], line])
     os.replace(temp, target)
 
 
