@@ -252,7 +252,7 @@ class DriverMerge:
     outcome: DriverOutcome
     text: str  # what %A is to hold
     merged: DomainMerge | None = None  # the entry merge (None: merged line by line)
-    quick: bool = False  # the quick path's result, verified with libyaml against the planned data
+    quick: bool = False  # the quick path's result, read back and verified against the planned data
 
 
 def merge_sides(

@@ -12,6 +12,11 @@ Nothing unverified comes out. The result is read back with libyaml (PyYAML's C p
 quicker than ruamel's) and must hold exactly the data planned, and it must stay within the line cap;
 anything else (a hand-formatted section, a flow list, a value YAML 1.1 reads differently) returns None
 and the caller takes the full merge.
+
+The merge driver's quick path (``merge_for_driver``, below) makes the same plan from the three versions
+git hands it, read by ``strict_plain``: in plain Python where a file is in our writers' layout
+(``document.plainread``, the three sharing the entries they did not change), else with libyaml. Its
+result is read back the same way and must hold exactly the data planned.
 """
 
 from __future__ import annotations
@@ -272,7 +277,7 @@ def quick_merge(
     return text, expected
 
 
-# -- the merge driver's quick path: libyaml reads all three versions -----------------------------------
+# -- the merge driver's quick path: the three versions read in plain Python, or with libyaml ------------
 
 # A plain scalar libyaml (YAML 1.1) reads as text but ruamel (YAML 1.2) may read as a number: `1e3`, `0o17`,
 # `.inf`. Anything that looks like it is declined rather than guessed.
