@@ -238,10 +238,14 @@ def test_git_line_merge_is_clean_where_the_python_one_is_and_none_on_a_conflict(
     paths = [tmp_path / name for name in ("O", "A", "B")]
     for path, text in zip(paths, (base, ours, theirs), strict=True):
         path.write_text(text)
-    merge = _git_line_merge(paths[0], paths[1], paths[2])
+    where = (paths[0], paths[1], paths[2])
+    merge = _git_line_merge(where, [base, ours, theirs])  # started at once: theirs changed, not as ours did
     assert merge(base, ours, theirs) == line_merge_text(base, ours, theirs) == "a\nB\nc\nd\nE\n"
     paths[2].write_text("a\nX\nc\nd\ne\n")
-    assert merge(base, ours, "a\nX\nc\nd\ne\n") is None
+    assert merge(base, ours, theirs) == "a\nB\nc\nd\nE\n"  # asked again (the full merge): git ran once
+    assert _git_line_merge(where, [base, ours, "a\nX\nc\nd\ne\n"])(base, ours, "a\nX\nc\nd\ne\n") is None
+    paths[2].write_text(base)
+    assert _git_line_merge(where, [base, ours, base])(base, ours, base) == ours  # not wanted: started when asked
     assert paths[1].read_text() == ours  # git merge-file -p writes nothing
 
 

@@ -28,6 +28,10 @@ from expertise_kit.lightdata import dataclass, field
 from expertise_kit.project import EXPERTISE_DIR, Project
 from expertise_kit.versioning.merge import DomainMerge, LineMerge, line_merge_text, merge_domain_texts
 
+TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = [
     "ATTRIBUTES_NAME",
     "ATTRIBUTES_TEXT",
@@ -145,61 +149,81 @@ def _where(error: UserError) -> str:
     return place + error.message
 
 
-def _git_line_merge(base: Path, ours: Path, theirs: Path) -> LineMerge:
+def _git_line_merge(paths: tuple[Path, Path, Path], texts: list[str], *, early: bool = True) -> LineMerge:
     """The plain line merge of the driver's three files by ``git merge-file``: git's own diff3, in C, where
-    ours takes 60 ms at the cap. The texts are the files' (read before anything is written), so they are
-    not passed again; without git, or if it fails, the Python merge does it."""
+    ours takes 60 ms at the cap. When the merges will ask for it (``early``: a domain file, and theirs
+    changed it, not as ours did) it is started at once, so it runs while the files are read and planned;
+    its answer is kept for a second ask. The texts are the files' (read before anything is written), so
+    they are not passed again; without git, or if it fails, the Python merge does it."""
+    base, ours, theirs = paths
+    command = ["git", "merge-file", "-p", "-q", str(ours), str(base), str(theirs)]
+    wanted = early and bool(texts[0].strip()) and texts[2] != texts[0] and texts[2] != texts[1]
+    running = [_start(command)] if wanted else []
+    answers: list[str | None] = []
 
     def merge(base_text: str, ours_text: str, theirs_text: str) -> str | None:
-        done = _capture(["git", "merge-file", "-p", "-q", str(ours), str(base), str(theirs)], timeout=60)
-        if done is None:
-            return line_merge_text(base_text, ours_text, theirs_text)
-        status, out = done
-        if 0 < status < 128:
-            return None  # the number of conflicts
-        if status != 0:
-            return line_merge_text(base_text, ours_text, theirs_text)
-        try:
-            return out.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
+        if not answers:
+            answers.append(_answer((running or [_start(command)])[0](60), base_text, ours_text, theirs_text))
+        return answers[0]
 
     return merge
 
 
-def _capture(command: list[str], timeout: float) -> tuple[int, bytes] | None:
-    """``command``'s exit status and output (its stderr dropped); None when it can't run or overruns
-    ``timeout``. Spawned with ``posix_spawnp`` where there is one: importing subprocess costs the quick
-    path's start-up about 10 ms."""
+def _answer(done: tuple[int, bytes] | None, base_text: str, ours_text: str, theirs_text: str) -> str | None:
+    if done is None:
+        return line_merge_text(base_text, ours_text, theirs_text)
+    status, out = done
+    if 0 < status < 128:
+        return None  # the number of conflicts
+    if status != 0:
+        return line_merge_text(base_text, ours_text, theirs_text)
+    try:
+        return out.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _start(command: list[str]) -> Callable[[float], tuple[int, bytes] | None]:
+    """Start ``command`` (its stderr dropped); what is returned waits, at most the seconds it is given,
+    for its exit status and output: None when it can't run or overruns. Spawned with ``posix_spawnp``
+    where there is one: importing subprocess costs the quick path's start-up about 10 ms."""
     import os
 
     if not hasattr(os, "posix_spawnp"):
         import subprocess
 
-        try:
-            ran = subprocess.run(command, capture_output=True, check=False, timeout=timeout)  # noqa: S603
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return ran.returncode, ran.stdout
-    import select
-    import time
+        def run(timeout: float) -> tuple[int, bytes] | None:
+            try:
+                ran = subprocess.run(command, capture_output=True, check=False, timeout=timeout)  # noqa: S603
+            except (OSError, subprocess.SubprocessError):
+                return None
+            return ran.returncode, ran.stdout
 
+        return run
     read_end, write_end = os.pipe()
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
     except OSError:
         os.close(read_end)
         os.close(write_end)
-        return None
+        return lambda timeout: None
     actions = [(os.POSIX_SPAWN_DUP2, write_end, 1), (os.POSIX_SPAWN_DUP2, devnull, 2), (os.POSIX_SPAWN_CLOSE, read_end)]
     try:
         pid = os.posix_spawnp(command[0], command, os.environ, file_actions=actions)
     except OSError:
         os.close(read_end)
-        return None
+        return lambda timeout: None
     finally:
         os.close(write_end)
         os.close(devnull)
+    return lambda timeout: _collect(pid, read_end, timeout)
+
+
+def _collect(pid: int, read_end: int, timeout: float) -> tuple[int, bytes] | None:
+    import os
+    import select
+    import time
+
     chunks = []
     deadline = time.monotonic() + timeout
     try:
@@ -266,7 +290,7 @@ def merge_sides(
     outcome: DriverOutcome
     result_text: str
     merged: DomainMerge | None = None
-    line_merge = _git_line_merge(*paths)
+    line_merge = _git_line_merge(paths, texts, early=domain is not None)
     try:
         quick = _quick(domain, texts, line_cap, line_merge)
     except Exception:  # noqa: BLE001 - the full merge below decides
