@@ -1,9 +1,5 @@
-"""Finding the project, its ``.expertise/`` directory and its git directories, without running git.
-
-Spawning git costs milliseconds we can't spend on the pre-task hook, and the layout of ``.git`` is
-stable: a directory, or a file ``gitdir: <path>`` in a linked worktree whose git dir has a
-``commondir`` file pointing at the shared one.
-"""
+"""The project, its ``.expertise/`` directory and its git directories, found without running git
+(``locate`` searches; spawning git costs milliseconds we can't spend on the pre-task hook)."""
 
 from __future__ import annotations
 
@@ -12,6 +8,7 @@ from pathlib import Path
 
 from expertise_kit.errors import NotInitialised, UserError
 from expertise_kit.lightdata import dataclass
+from expertise_kit.locate import EXPERTISE_DIR, git_dirs, lock_path, project_root
 
 __all__ = [
     "Project",
@@ -22,9 +19,6 @@ __all__ = [
     "ensure_inside",
     "EXPERTISE_DIR",
 ]
-
-EXPERTISE_DIR = ".expertise"
-
 
 @dataclass(frozen=True)
 class GitLocation:
@@ -59,41 +53,15 @@ class Project:
 
     @property
     def lock_path(self) -> Path:
-        # In the common dir, so every worktree of one repo queues on one lock.
-        if self.git is not None:
-            return self.git.common_dir / "expertise.lock"
-        return self.expertise_dir / ".lock"
-
-
-def _read_gitfile(dot_git: Path) -> Path | None:
-    try:
-        content = dot_git.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not content.startswith("gitdir:"):
-        return None
-    target = Path(content[len("gitdir:") :].strip())
-    return (dot_git.parent / target).resolve() if not target.is_absolute() else target
+        return Path(lock_path(str(self.root), str(self.git.common_dir) if self.git is not None else None))
 
 
 def find_git(start: Path) -> GitLocation | None:
-    here = start.resolve()
-    for directory in (here, *here.parents):
-        dot_git = directory / ".git"
-        if dot_git.is_dir():
-            git_dir: Path | None = dot_git
-        elif dot_git.is_file():
-            git_dir = _read_gitfile(dot_git)
-        else:
-            continue
-        if git_dir is None:
-            return None
-        common = git_dir
-        pointer = git_dir / "commondir"
-        if pointer.is_file():
-            common = (git_dir / pointer.read_text(encoding="utf-8").strip()).resolve()
-        return GitLocation(toplevel=directory, git_dir=git_dir, common_dir=common)
-    return None
+    found = git_dirs(str(start.resolve()))
+    if found is None:
+        return None
+    toplevel, git_dir, common = found
+    return GitLocation(toplevel=Path(toplevel), git_dir=Path(git_dir), common_dir=Path(common))
 
 
 def ensure_inside(project: Project) -> None:
@@ -178,15 +146,13 @@ def find_project(start: Path | None = None) -> Project:
     """The nearest ``.expertise/`` at or above ``start``, not looking above the git work tree."""
     here = (start or Path(os.getcwd())).resolve()
     git = find_git(here)
-    for directory in (here, *here.parents):
-        candidate = directory / EXPERTISE_DIR
-        if candidate.is_dir() or candidate.is_symlink():
-            project = Project(root=directory, git=git if git and directory.is_relative_to(git.toplevel) else None)
-            ensure_inside(project)
-            return project
-        if git is not None and directory == git.toplevel:
-            break
-    raise NotInitialised(
-        f"no {EXPERTISE_DIR}/ directory in {here} or its parents",
-        hint="run `expertise init` at the top of your project",
-    )
+    root = project_root(str(here), str(git.toplevel) if git is not None else None)
+    if root is None:
+        raise NotInitialised(
+            f"no {EXPERTISE_DIR}/ directory in {here} or its parents",
+            hint="run `expertise init` at the top of your project",
+        )
+    directory = Path(root)
+    project = Project(root=directory, git=git if git and directory.is_relative_to(git.toplevel) else None)
+    ensure_inside(project)
+    return project

@@ -16,6 +16,7 @@ from conftest import Cli, git
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import expertise_kit
 from expertise_kit.config import load_config
 from expertise_kit.document.cap import _facts
 from expertise_kit.document.entries import DomainFile, parse_item
@@ -23,8 +24,7 @@ from expertise_kit.document.plainentry import describe, valid_domain_data, valid
 from expertise_kit.document.plainrender import render_plain
 from expertise_kit.document.splice import Append, apply_edits, render_item
 from expertise_kit.document.yamlio import parse_yaml_text
-from expertise_kit.gitmerge import _plain_line_cap
-from expertise_kit.project import find_project
+from expertise_kit.gitmerge import _place, _plain_line_cap
 from expertise_kit.versioning.merge import merge_domain_texts
 
 DB = Path(".expertise/database.yaml")
@@ -33,6 +33,7 @@ OURS = ("expertise_kit.store", "expertise_kit.config", "expertise_kit.cli", "exp
 
 _PROBE = """
 import json, runpy, sys
+sys.path.insert(0, sys.argv.pop(1))  # the package's own directory: no site, so no editable-install finder
 sys.argv = ["expertise_kit", "merge-driver", *sys.argv[1:]]
 try:
     runpy.run_module("expertise_kit", run_name="__main__", alter_sys=True)
@@ -69,8 +70,9 @@ def test_the_quick_path_as_git_runs_it_imports_no_heavy_package(project: Path, e
     scratch.mkdir()
     for name, text in (("O", base), ("A", ours), ("B", theirs)):
         (scratch / name).write_text(text)
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", _PROBE, "scratch/O", "scratch/A", "scratch/B", str(DB)],
+    package_home = str(Path(expertise_kit.__file__).resolve().parent.parent)
+    done = subprocess.run(  # -S: nothing of site-packages, which the quick path must not need
+        [sys.executable, "-I", "-S", "-c", _PROBE, package_home, "scratch/O", "scratch/A", "scratch/B", str(DB)],
         cwd=project, capture_output=True, text=True, check=False,
     )  # fmt: skip
     report = json.loads(done.stdout.splitlines()[-1])
@@ -79,6 +81,7 @@ def test_the_quick_path_as_git_runs_it_imports_no_heavy_package(project: Path, e
     assert loaded == [], loaded
     assert "expertise_kit.gitmerge" in report["modules"]
     assert "yaml" not in report["modules"]  # files in our writers' layout are read without libyaml (plainread)
+    assert "pathlib" not in report["modules"]  # the project and git dirs are found as text (locate)
     full = merge_domain_texts(base, ours, theirs, path=DB, domain="database", line_cap=1000)
     assert (scratch / "A").read_text() == full.text  # the full merge's bytes
     assert ("pruned" in done.stderr) == bool(full.pruned)
@@ -112,7 +115,7 @@ def test_a_config_it_cannot_read_plainly_takes_the_full_reading(project: Path) -
     }
     for content, want in cases.items():
         config.write_text(content)
-        found = _plain_line_cap(find_project(project))
+        found = _plain_line_cap(_place(str(project.resolve())))
         assert found == want, content
         if found is not None:
             assert found == load_config(project / ".expertise").line_cap

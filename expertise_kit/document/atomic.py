@@ -11,9 +11,12 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from pathlib import Path
 
 from expertise_kit.errors import LockTimeout, UserError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "write_atomic",
@@ -43,7 +46,7 @@ def ensure_writable(directory: Path) -> None:
         raise UserError("directory is read-only", path=directory, hint=f"make it writable (chmod u+w {directory})")
 
 
-def _fsync_directory(directory: Path) -> None:
+def _fsync_directory(directory: str | Path) -> None:
     with contextlib.suppress(OSError):  # not every platform or file system can
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
@@ -58,7 +61,7 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
-def _temp_file(directory: Path, name: str) -> tuple[int, str]:
+def _temp_file(directory: str | Path, name: str) -> tuple[int, str]:
     """``tempfile.mkstemp``'s exclusive create of ``.<name>.<random>.tmp``, without importing tempfile (~7 ms
     of the merge driver's start-up)."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -71,18 +74,17 @@ def _temp_file(directory: Path, name: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
 
 
-def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:
     """``durable=False``: replaced whole, without waiting for the disk (a temp file git reads back at once)."""
-    directory = path.parent
+    directory = os.path.dirname(path) or "."
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
+        mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         mode = _new_file_mode()
     try:
-        fd, temp_name = _temp_file(directory, path.name)
+        fd, temp = _temp_file(directory, os.path.basename(path))
     except OSError as exc:
         raise _write_error(exc, directory) from None
-    temp = Path(temp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -93,7 +95,7 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
         os.replace(temp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
-            temp.unlink()
+            os.unlink(temp)
         if isinstance(exc, OSError):
             raise _write_error(exc, path) from None
         raise
@@ -101,7 +103,7 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
         _fsync_directory(directory)
 
 
-def _write_error(exc: OSError, where: Path) -> UserError:
+def _write_error(exc: OSError, where: str | Path) -> UserError:
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return UserError("cannot write here: permission denied or read-only", path=where, hint="make it writable")
     if exc.errno == errno.ENOSPC:
@@ -118,7 +120,7 @@ def remove_stale_temps(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def brief_lock(lock_path: Path, wait: float) -> Iterator[None]:
+def brief_lock(lock_path: str | Path, wait: float) -> Iterator[None]:
     """The write lock if it comes within ``wait`` seconds, else nothing: ``Store.locked(wait=...)`` for
     the merge driver's quick path, with ``fcntl.flock`` as ``filelock`` takes it (importing filelock costs
     more than the quick path's merge)."""
@@ -153,7 +155,7 @@ def brief_lock(lock_path: Path, wait: float) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def write_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+def write_lock(lock_path: str | Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
     """An exclusive, cross-process lock; released by the OS if the holder dies."""
     # Imported here, not at the top: the hook's cache rebuild writes atomically but never locks.
     from filelock import FileLock, Timeout

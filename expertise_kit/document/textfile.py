@@ -7,9 +7,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 
 from expertise_kit.errors import FileMissing, UserError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["MAX_FILE_BYTES", "decode_text", "read_text_file"]
 
@@ -30,7 +33,7 @@ _KINDS = (
 )
 
 
-def _not_regular(mode: int, path: Path) -> UserError:
+def _not_regular(mode: int, path: str | Path) -> UserError:
     if stat.S_ISDIR(mode):
         return UserError("is a directory, not a file", path=path, hint="move it aside")
     kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
@@ -41,7 +44,7 @@ def _not_regular(mode: int, path: Path) -> UserError:
     )
 
 
-def _os_error(exc: OSError, path: Path) -> UserError:
+def _os_error(exc: OSError, path: str | Path) -> UserError:
     if exc.errno == errno.ENOENT:
         if os.path.islink(path):
             return FileMissing(
@@ -59,7 +62,7 @@ def _os_error(exc: OSError, path: Path) -> UserError:
     return UserError(f"cannot read it ({exc.strerror or exc})", path=path, hint="check the path")
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: str | Path) -> bytes:
     # Look before opening: opening a FIFO for reading blocks until a writer appears, which may be never.
     try:
         mode = os.stat(path).st_mode
@@ -86,7 +89,7 @@ def _read_bytes(path: Path) -> bytes:
             raise _os_error(exc, path) from None
 
 
-def decode_text(raw: bytes, path: Path) -> str:
+def decode_text(raw: bytes, path: str | Path) -> str:
     """UTF-8 text of ``raw``, refusing a byte-order mark, invalid UTF-8 or more than ``MAX_FILE_BYTES``."""
     for bom, name in _BOMS:
         if raw.startswith(bom):
@@ -110,6 +113,6 @@ def decode_text(raw: bytes, path: Path) -> str:
         ) from None
 
 
-def read_text_file(path: Path) -> str:
+def read_text_file(path: str | Path) -> str:
     """A file's text, with the same refusals as ``yamlio.load_yaml_file`` short of parsing it."""
     return decode_text(_read_bytes(path), path)

@@ -9,10 +9,15 @@ git prepared for the user's next one (``SQUASH_MSG`` after ``git merge --squash`
 
 from __future__ import annotations
 
+import os
 import time
-from pathlib import Path
 
-from expertise_kit.project import GitLocation
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from expertise_kit.locate import GitDirs
+    from expertise_kit.project import GitLocation
 
 __all__ = ["busy_reason", "index_lock_path", "wait_for_index_lock", "head_sha"]
 
@@ -85,19 +90,21 @@ def busy_reason(git: GitLocation, *, index_wait: float = 2.0) -> str | None:
     return None
 
 
-def head_sha(git: GitLocation) -> str | None:
+def head_sha(git: GitDirs) -> str | None:
     """The commit HEAD points at, read from the ref files; None when that takes git itself to answer."""
     try:
-        head = (git.git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
+        with open(os.path.join(git.git_dir, "HEAD"), encoding="utf-8") as handle:
+            head = handle.read().strip()
+    except (OSError, UnicodeDecodeError):
         return None
     if not head.startswith("ref:"):
         return head or None
     ref = head[len("ref:") :].strip()
     for base in (git.git_dir, git.common_dir):
         try:
-            value = (base / ref).read_text(encoding="utf-8").strip()
-        except OSError:
+            with open(os.path.join(base, ref), encoding="utf-8") as handle:
+                value = handle.read().strip()
+        except (OSError, UnicodeDecodeError):
             continue
         if len(value) in (40, 64):
             return value

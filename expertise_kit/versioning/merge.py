@@ -22,7 +22,6 @@ cap then holds on the merged file. Nothing here reads or writes files or runs gi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 from expertise_kit.document.edits import Append, DeleteKey, Edit, Remove, Replace, SetKey, expected_data
 from expertise_kit.document.plainentry import id_of, text_of
@@ -34,6 +33,7 @@ from expertise_kit.vocab import FILES, SESSION_SOURCES, TEXT, section, section_n
 
 TYPE_CHECKING = False  # typing, ruamel and pydantic cost the merge driver's quick path its start-up
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from expertise_kit.document.domainfile import DomainDoc

@@ -18,19 +18,23 @@ this machine; the committed attributes name only the driver, never a path.
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 
 from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.textfile import read_text_file
 from expertise_kit.errors import UserError
 from expertise_kit.lightdata import dataclass, field
-from expertise_kit.project import EXPERTISE_DIR, Project
+from expertise_kit.locate import EXPERTISE_DIR
 from expertise_kit.versioning.merge import DomainMerge, LineMerge, line_merge_text, merge_domain_texts
 
 TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
+
+    from expertise_kit.locate import GitDirs
+    from expertise_kit.project import Project
 
 __all__ = [
     "ATTRIBUTES_NAME",
@@ -114,15 +118,15 @@ def prune_notes(shown: str, merged: DomainMerge, cap: int) -> list[str]:
     return notes
 
 
-def _record_prune(project: Project, shown: str, domain: str, merged: DomainMerge, cap: int) -> list[str]:
+def _record_prune(git: GitDirs | None, shown: str, domain: str, merged: DomainMerge, cap: int) -> list[str]:
     """Keep what was pruned for ``expertise history`` (``mergerecord``); a line for stderr if that failed."""
-    if project.git is None or not merged.pruned:
+    if git is None or not merged.pruned:
         return []
     from expertise_kit.versioning.mergerecord import record_merge_prune
 
     try:
         record_merge_prune(
-            project.git, path=shown, domain=domain, cap=cap, pruned=merged.pruned, text=merged.text,
+            git, path=shown, domain=domain, cap=cap, pruned=merged.pruned, text=merged.text,
             over_by=merged.over_by,
         )  # fmt: skip
     except OSError as exc:
@@ -133,14 +137,15 @@ def _record_prune(project: Project, shown: str, domain: str, merged: DomainMerge
 def _domain_of(name: str | None) -> str | None:
     if not name:
         return None
-    path = Path(name)
-    if path.suffix != ".yaml" or path.parent.name != EXPERTISE_DIR or path.name == CONFIG_FILE:
+    directory, filename = os.path.split(name)  # git's %P, relative to the work tree's top
+    stem, suffix = os.path.splitext(filename)
+    if suffix != ".yaml" or os.path.basename(directory) != EXPERTISE_DIR or filename == CONFIG_FILE:
         return None
     try:
-        validate_domain_name(path.stem)
+        validate_domain_name(stem)
     except UserError:
         return None
-    return path.stem
+    return stem
 
 
 def _where(error: UserError) -> str:
@@ -149,7 +154,7 @@ def _where(error: UserError) -> str:
     return place + error.message
 
 
-def _git_line_merge(paths: tuple[Path, Path, Path], texts: list[str], *, early: bool = True) -> LineMerge:
+def _git_line_merge(paths: tuple[str, str, str], texts: list[str], *, early: bool = True) -> LineMerge:
     """The plain line merge of the driver's three files by ``git merge-file``: git's own diff3, in C, where
     ours takes 60 ms at the cap. When the merges will ask for it (``early``: a domain file, and theirs
     changed it, not as ours did) it is started at once, so it runs while the files are read and planned;
@@ -254,7 +259,7 @@ def _quick(domain: str | None, texts: list[str], line_cap: int, line_merge: Line
     return done  # type: ignore[no-any-return]
 
 
-def read_side(path: Path, side: str, name: str | None) -> str:
+def read_side(path: str | Path, side: str, name: str | None) -> str:
     """One side's text. Git hands the driver temp files (``.merge_file_0EjNA1``) that are gone when it
     returns, so an error names the path being merged (``%P``) and the side, not the temp file."""
     try:
@@ -280,7 +285,7 @@ class DriverMerge:
 
 
 def merge_sides(
-    paths: tuple[Path, Path, Path], texts: list[str], name: str | None, project: Project, line_cap: int
+    paths: tuple[str, str, str], texts: list[str], name: str | None, line_cap: int
 ) -> DriverMerge:
     """Merge the texts of git's ``%O %A %B`` (``paths``) entry by entry: the quick path first, else the
     full merge; a side that is not a valid domain file gets a line merge with git's markers. Writes
@@ -299,7 +304,7 @@ def merge_sides(
         if domain is None:
             raise UserError("not a domain file", path=shown)
         merged = quick or merge_domain_texts(
-            *texts, path=Path(shown), domain=domain, line_cap=line_cap, line_merge=line_merge
+            *texts, path=_path(shown), domain=domain, line_cap=line_cap, line_merge=line_merge
         )
     except UserError as exc:
         from expertise_kit.versioning.textmerge import merge_lines  # a side that is not a domain file: rare
@@ -330,11 +335,17 @@ def merge_sides(
     return DriverMerge(outcome, result_text, merged, quick=quick is not None and merged is quick)
 
 
-def report_prunes(project: Project, name: str | None, done: DriverMerge, line_cap: int) -> None:
+def _path(name: str) -> Path:
+    from pathlib import Path  # the full merge's: the quick path does without pathlib (``locate``)
+
+    return Path(name)
+
+
+def report_prunes(git: GitDirs | None, name: str | None, done: DriverMerge, line_cap: int) -> None:
     """Once ``%A`` is written: name what the cap pruned on stderr (``notes``) and keep it for history."""
     merged, domain = done.merged, _domain_of(name)
     if merged is None or domain is None or not (merged.pruned or merged.over_by):
         return
     shown = name or ""
     done.outcome.notes = prune_notes(shown, merged, line_cap)
-    done.outcome.notes += _record_prune(project, shown, domain, merged, line_cap)
+    done.outcome.notes += _record_prune(git, shown, domain, merged, line_cap)

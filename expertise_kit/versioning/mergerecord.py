@@ -22,13 +22,14 @@ import os
 from expertise_kit import clock
 from expertise_kit.fast import fastjson
 from expertise_kit.lightdata import dataclass, field
-from expertise_kit.project import GitLocation
 from expertise_kit.versioning.busy import head_sha
 from expertise_kit.versioning.objects import blob_id
 
 TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
 if TYPE_CHECKING:
     from typing import Any
+
+    from expertise_kit.locate import GitDirs
 
 __all__ = [
     "MergePrune",
@@ -71,7 +72,7 @@ def _read_ref_file(path: Any) -> str:
         return ""
 
 
-def _rev_parse_head(git: GitLocation) -> str:
+def _rev_parse_head(git: GitDirs) -> str:
     """HEAD by asking git, when the ref files don't say (a packed ref)."""
     import subprocess
 
@@ -85,18 +86,18 @@ def _rev_parse_head(git: GitLocation) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
-def merge_in_progress(git: GitLocation) -> bool:
+def merge_in_progress(git: GitDirs) -> bool:
     """Whether a merge, rebase, cherry-pick or revert is open in this worktree."""
     names = (*_SOURCES, "rebase-merge", "rebase-apply")
-    return any((git.git_dir / name).exists() for name in names)
+    return any(os.path.exists(os.path.join(git.git_dir, name)) for name in names)
 
 
 def record_merge_prune(
-    git: GitLocation, *, path: str, domain: str, cap: int, pruned: list[Any], text: str, over_by: int = 0
+    git: GitDirs, *, path: str, domain: str, cap: int, pruned: list[Any], text: str, over_by: int = 0
 ) -> None:
     """Append what a merge of ``path`` pruned. Raises OSError when the git dir can't be written."""
     head = head_sha(git) or _rev_parse_head(git)
-    source = next((s for s in (_read_ref_file(git.git_dir / name) for name in _SOURCES) if s), "")
+    source = next((s for s in (_read_ref_file(os.path.join(git.git_dir, name)) for name in _SOURCES) if s), "")
     like = head or source or "0" * 40
     record = MergePrune(
         path=path,
@@ -108,9 +109,9 @@ def record_merge_prune(
         time=clock.iso(clock.now()),
         pruned=[describe_pruned(p) for p in pruned],
         over_by=over_by,
-        worktree=str(git.git_dir),
+        worktree=os.fspath(git.git_dir),
     )
-    target = git.common_dir / PRUNED_FILE
+    target = os.path.join(git.common_dir, PRUNED_FILE)
     line = fastjson.dumps(record.__dict__) + "\n"  # as json.dumps writes it; importing json costs the driver 3 ms
     try:
         with open(target, encoding="utf-8") as handle:
@@ -123,17 +124,17 @@ def record_merge_prune(
         with open(target, "a", encoding="utf-8") as handle:  # one line added: cut back now and then below
             handle.write(line)
         return
-    temp = target.with_name(f"{PRUNED_FILE}.{os.getpid()}.tmp")
+    temp = f"{target}.{os.getpid()}.tmp"
     with open(temp, "w", encoding="utf-8") as handle:
         whole = [old for old in kept or [] if old.endswith("\n")]  # a torn last line would swallow this one
         handle.writelines([*whole[-(_KEEP - 1) :], line])
     os.replace(temp, target)
 
 
-def merge_prunes(git: GitLocation) -> list[MergePrune]:
+def merge_prunes(git: GitDirs) -> list[MergePrune]:
     """Every record kept, oldest first; torn or foreign lines are skipped."""
     try:
-        with open(git.common_dir / PRUNED_FILE, encoding="utf-8") as handle:
+        with open(os.path.join(git.common_dir, PRUNED_FILE), encoding="utf-8") as handle:
             lines = handle.readlines()
     except (OSError, UnicodeDecodeError):
         return []

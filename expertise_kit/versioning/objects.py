@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import zlib
 
-from expertise_kit.project import GitLocation
 from expertise_kit.versioning.busy import head_sha
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hashlib import sha1, sha256
+
+    from expertise_kit.project import GitLocation
 else:
     try:  # the built-in hashes: importing hashlib loads OpenSSL, milliseconds of the merge driver's start-up
         from _sha1 import sha1
