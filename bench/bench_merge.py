@@ -1,7 +1,7 @@
 """Merge budgets, side by side in one run.
 
-1. The budget: the driver as git runs it (`python -I -m expertise_kit merge-driver`), on its quick path,
-   against `python -I -c pass`, alternating, for two domain files at the 1000-line cap (each side with new
+1. The budget: the driver as git runs it (`python -I -c "...gitmerge import run; run()"`, as `init`
+   registers it), on its quick path, against `python -I -c pass`, alternating, for two domain files at the 1000-line cap (each side with new
    learnings and new sightings of shared entries since the base) and for small ones. Budget: ratio <= 4.
    `--before DIR` times an older tree's driver in the same run (`git archive <commit> | tar -x -C DIR`).
    Then, for scale, the same at the cap against `git merge-file` (the retired 3x budget), the start-up
@@ -67,7 +67,9 @@ def _driver_argv(paths: dict[str, Path], checkout: str | None) -> list[str]:
     (``--before``: an older commit exported with ``git archive``), started the same way."""
     files = [str(paths["O"]), str(paths["A"]), str(paths["B"]), ".expertise/database.yaml"]
     if checkout is None:
-        return [sys.executable, "-I", "-m", "expertise_kit", "merge-driver", *files]
+        from expertise_kit.versioning.mergedriver import DRIVER_CODE
+
+        return [sys.executable, "-I", "-c", DRIVER_CODE, *files]  # driver_command(), as init registers it
     probe = (f"import runpy, sys; sys.path.insert(0, {checkout!r}); sys.argv = ['x', 'merge-driver', *sys.argv[1:]]; "
              "runpy.run_module('expertise_kit', run_name='__main__', alter_sys=True)")  # fmt: skip
     return [sys.executable, "-I", "-c", probe, *files]

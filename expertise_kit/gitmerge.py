@@ -1,20 +1,19 @@
-"""The merge driver as git runs it: ``python -I -m expertise_kit merge-driver %O %A %B %P``.
+"""The merge driver as git runs it: ``python -I -c '...gitmerge import run; run()' %O %A %B %P``
+(``mergedriver.driver_command``), or ``python -I -m expertise_kit merge-driver %O %A %B %P`` as older
+clones name it, which ``__main__`` sends here before importing click.
 
-``__main__`` sends that command line here before importing click, so git's driver starts in about the
-time of a bare ``python`` when the quick path can merge: it reads the three files and the line cap from
-``config.yaml`` in plain Python when they are laid out as our writers leave them (``document.plainread``;
-libyaml otherwise) and merges on plain data
-(``versioning.mergedriver``, ``versioning.quickmerge``), importing neither click, pydantic, ruamel nor
-GitPython. Anything the quick path is unsure of runs the full merge, and that, or a config it can't read
-plainly, imports them then.
+The quick path reads the three files and the line cap from ``config.yaml`` in plain Python when they are
+laid out as our writers leave them (``document.plainread``; libyaml otherwise), finds the project and its
+git dirs as text (``locate``), and merges on plain data (``versioning.mergedriver``,
+``versioning.quickmerge``), importing neither click, pydantic, ruamel, GitPython nor pathlib. Anything it
+is unsure of runs the full merge, which imports them then.
 
 Writing ``%A``: the full merge's text is written through ``Store.transaction(commit=False)``. The quick
-path's text, already read back and compared with the planned data, is written under the
-same lock with the same atomic write (``atomic.brief_lock``, ``atomic.write_atomic``) as the
-transaction's for a delivered file, without waiting for the disk: it is git's own temp file, which git
-reads back at once, never committed or cached by us.
-``expertise merge-driver`` (click, for a person or an old ``merge.expertise.driver``) runs the same
-``run_merge_driver``.
+path's text, already read back and compared with the planned data, is written under the same lock with
+the same atomic write (``atomic.brief_lock``, ``atomic.write_atomic``) as the transaction's for a
+delivered file, without waiting for the disk: it is git's own temp file, which git reads back at once,
+never committed or cached by us. ``expertise merge-driver`` (click, for a person or an old
+``merge.expertise.driver``) runs the same ``run_merge_driver``.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
 
     from expertise_kit.project import Project
 
-__all__ = ["run_merge_driver", "main"]
+__all__ = ["run_merge_driver", "main", "run"]
 
 _DEFAULT_CAP = 1000  # config.DEFAULT_LINE_CAP
 _CAP_RANGE = (50, 100_000)
@@ -219,3 +218,14 @@ def main(argv: list[str]) -> int | None:
         print("expertise: error: the current directory no longer exists; cd to your project", file=sys.stderr)
         return 1
     return 0
+
+
+def run() -> None:
+    """What git runs (``driver_command``): the driver without click, or click's for arguments it must parse."""
+    code = main(sys.argv[1:])
+    if code is None:
+        from expertise_kit.cli import main as cli
+
+        sys.argv = ["expertise", "merge-driver", *sys.argv[1:]]
+        cli()
+    sys.exit(code)

@@ -26,6 +26,7 @@ from expertise_kit.document.splice import Append, apply_edits, render_item
 from expertise_kit.document.yamlio import parse_yaml_text
 from expertise_kit.gitmerge import _place, _plain_line_cap
 from expertise_kit.versioning.merge import merge_domain_texts
+from expertise_kit.versioning.mergedriver import DRIVER_CODE
 
 DB = Path(".expertise/database.yaml")
 HEAVY = ("pydantic", "pydantic_core", "ruamel", "click", "git", "filelock")
@@ -133,9 +134,10 @@ def test_old_driver_configs_and_the_click_command_still_work(project: Path, run:
     assert result.exit_code == 0, result.output
     assert (scratch / "A").read_text() == merge_domain_texts(base, ours, theirs, path=DB, domain="database",
                                                              line_cap=1000).text  # fmt: skip
-    wrong = subprocess.run([sys.executable, "-I", "-m", "expertise_kit", "merge-driver", "only-one"],
-                           cwd=project, capture_output=True, text=True, check=False)  # fmt: skip
-    assert wrong.returncode == 2 and "Usage" in wrong.stderr  # click still says what is wrong
+    for started in (["-m", "expertise_kit", "merge-driver"], ["-c", DRIVER_CODE]):  # as older clones and init name it
+        wrong = subprocess.run([sys.executable, "-I", *started, "only-one"],
+                               cwd=project, capture_output=True, text=True, check=False)  # fmt: skip
+        assert wrong.returncode == 2 and "Usage" in wrong.stderr  # click still says what is wrong
 
 
 # -- the stand-ins agree with pydantic and ruamel, or decline ---------------------------------------------

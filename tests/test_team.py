@@ -18,6 +18,7 @@ from expertise_kit.document.entries import item_id, parse_item
 from expertise_kit.project import find_project
 from expertise_kit.store import Store
 from expertise_kit.versioning.merge import CONFLICT_KEY, conflicts_in
+from expertise_kit.versioning.mergedriver import driver_command
 
 DOMAINS = ("database", "testing")
 
@@ -99,7 +100,7 @@ def test_a_clone_needs_only_init_to_register_the_driver(project: Path) -> None:
     attributes = (project / ".expertise" / ".gitattributes").read_text()
     assert "*.yaml merge=expertise" in attributes
     assert sys.prefix not in attributes and str(Path.home()) not in attributes  # nothing names this machine
-    assert "merge-driver %O %A %B %P" in git(project, "config", "--get", "merge.expertise.driver")
+    assert git(project, "config", "--get", "merge.expertise.driver").strip() == driver_command()
     assert git(project, "check-attr", "merge", ".expertise/database.yaml").strip().endswith("expertise")
     assert git(project, "check-attr", "merge", ".expertise/config.yaml").strip().endswith("text")
     assert Cli(project)("init").output.strip().endswith("already set up; nothing to do")

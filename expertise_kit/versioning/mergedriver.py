@@ -66,11 +66,17 @@ CLONE_SETUP_LINE = f"git config merge.{DRIVER_NAME}.driver 'expertise merge-driv
 DRIVER_LOCK_WAIT = 3.0
 
 
+DRIVER_CODE = "from expertise_kit.gitmerge import run; run()"
+
+
 def driver_command(python: str | None = None) -> str:
-    """The command git config names: this interpreter, so it works whether or not `expertise` is on PATH."""
+    """The command git config names: this interpreter, so it works whether or not `expertise` is on PATH,
+    isolated (``-I``: no environment variables, user site or current directory on the path), with ``-c``
+    rather than ``-m`` (whose ``runpy`` costs each start ~7 ms). ``python -I -m expertise_kit merge-driver``,
+    which older clones name, runs the same code."""
     import shlex
 
-    return f"{shlex.quote(python or sys.executable)} -I -m expertise_kit merge-driver %O %A %B %P"
+    return f"{shlex.quote(python or sys.executable)} -I -c {shlex.quote(DRIVER_CODE)} %O %A %B %P"
 
 
 def register_driver(project: Project) -> bool:
