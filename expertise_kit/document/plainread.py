@@ -15,35 +15,46 @@ checks that on generated files and on every file the test data holds. Standard l
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["read_plain"]
 
-_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?")
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_SINGLE = re.compile(r"'((?:[^']|'')*)'")
-_DOUBLE = re.compile(r'"([^"\\]*)"')
-_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
-_COMMENT = re.compile(r" +#.*| *")
-_FLOW_PLAIN = re.compile(r"[^,\[\]{}#:'\"]+")  # a plain scalar inside [...] or {...}, up to its comma or end
-_SEPARATOR = re.compile(r" *, *| *")
-_SPACES = re.compile(r" *")
-_FLOW_ODD = re.compile(r"[\[\]{}#:'\"]")
 # Plain scalars the full parse reads as something other than text, or that YAML 1.1 and 1.2 read differently.
 _WORDS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _NULLS = frozenset(("~", "null", "Null", "NULL"))
-_TEXT_FROM_DIGIT = re.compile(r"(?!0[xob])[0-9][A-Za-z0-9_.-]*")  # not 0x1F, 0o17, 0b101
-_DATEISH = re.compile(r"[0-9]{4}-[0-9]")
-_OTHER_LETTER = re.compile(r"[A-DF-Za-df-z]")  # a letter that can't be part of a number's exponent
 _ODD_KEYS = frozenset(("true", "false", "null"))
+_FLOW_STOPS = frozenset(",[]{}#:'\"")  # where a plain scalar inside [...] or {...} ends, or can't go on
+# Checked with string methods, not regular expressions: compiling those costs the merge driver's start-up.
 
 
 class _Unsure(Exception):
     pass
+
+
+def _is_key(name: str) -> bool:
+    """``[A-Za-z_][A-Za-z0-9_-]*``."""
+    return name.isascii() and name[:1] != "-" and name.replace("-", "_").isidentifier()
+
+
+def _is_decimal(value: str) -> bool:
+    """``-?(0|[1-9][0-9]{0,17})``."""
+    digits = value[1:] if value[:1] == "-" else value
+    return digits.isascii() and digits.isdigit() and len(digits) <= 18 and (digits == "0" or digits[0] != "0")
+
+
+def _is_id_from_digit(value: str) -> bool:
+    """Text such as ``5c0375b4-57a5`` that no resolver reads as a number or a date: a digit first, then
+    letters, digits, ``_.-``, and a letter other than e (an exponent); not ``0x1F``, ``0o17``, ``0b101``
+    or ``2026-...``."""
+    if not value.isascii() or not value[0].isdigit() or value.startswith(("0x", "0o", "0b")):
+        return False
+    if value[:4].isdigit() and value[4:5] == "-" and value[5:6].isdigit():
+        return False
+    if not value.replace("_", "0").replace(".", "0").replace("-", "0").isalnum():
+        return False
+    return any(c.isalpha() for c in value.replace("e", "").replace("E", ""))
 
 
 def _plain_scalar(text: str, flow: bool) -> Any:
@@ -60,32 +71,44 @@ def _plain_scalar(text: str, flow: bool) -> Any:
         if ": " in value or value.endswith(":") or (flow and ":" in value):
             raise _Unsure
         return value
-    if _DECIMAL.fullmatch(value):
+    if _is_decimal(value):
         return int(value)
-    if _TEXT_FROM_DIGIT.fullmatch(value) and not _DATEISH.match(value) and _OTHER_LETTER.search(value):
-        return value  # an id such as 5c0375b4-57a5: no resolver reads a letter other than e as a number
+    if _is_id_from_digit(value):
+        return value
     raise _Unsure  # an indicator, a number of another kind, a date, a path starting with a dot: libyaml decides
+
+
+def _spaces(text: str, at: int) -> int:
+    while text[at : at + 1] == " ":
+        at += 1
+    return at
 
 
 def _scalar_at(text: str, start: int, flow: bool) -> tuple[Any, int]:
     """The scalar starting at ``start`` and where it ends. Plain scalars in a block end at the line's
     comment; in a flow they end at a comma or the bracket."""
     first = text[start : start + 1]
-    if first == "'":
-        match = _SINGLE.match(text, start)
-        if match is None:
-            raise _Unsure
-        return match.group(1).replace("''", "'"), match.end()
+    if first == "'":  # '' is a quote inside
+        at = start + 1
+        while True:
+            close = text.find("'", at)
+            if close < 0:
+                raise _Unsure  # closed on another line, if at all
+            if text[close + 1 : close + 2] != "'":
+                return text[start + 1 : close].replace("''", "'"), close + 1
+            at = close + 2
     if first == '"':
-        match = _DOUBLE.match(text, start)
-        if match is None:
-            raise _Unsure
-        return match.group(1), match.end()
+        close = text.find('"', start + 1)
+        if close < 0 or "\\" in text[start + 1 : close]:
+            raise _Unsure  # an escape: left to libyaml
+        return text[start + 1 : close], close + 1
     if flow:
-        match = _FLOW_PLAIN.match(text, start)
-        if match is None:
+        end = start
+        while end < len(text) and text[end] not in _FLOW_STOPS:
+            end += 1
+        if end == start:
             raise _Unsure
-        return _plain_scalar(match.group(0), True), match.end()
+        return _plain_scalar(text[start:end], True), end
     cut = text.find(" #", start)
     end = len(text) if cut < 0 else cut
     return _plain_scalar(text[start:end], False), end
@@ -99,16 +122,16 @@ def _flow(text: str, start: int, nested: bool = False) -> tuple[Any, int]:
         raise _Unsure
     close = "}" if mapping else "]"
     result: Any = {} if mapping else []
-    at = _SPACES.match(text, start + 1).end()  # type: ignore[union-attr]
+    at = _spaces(text, start + 1)
     while text[at : at + 1] != close:
         if mapping:
-            match = _KEY_LINE.match(text, at)
-            if match is None or match.group(2) is None:
+            colon = text.find(":", at)
+            key = text[at:colon]
+            if colon < 0 or not _is_key(key) or text[colon + 1 : colon + 2] != " ":
                 raise _Unsure
-            key = match.group(1)
             if key in result or key.lower() in _ODD_KEYS:
                 raise _Unsure
-            at = match.start(2)
+            at = _spaces(text, colon + 1)
         opening = text[at : at + 1]
         if opening in ("[", "{") and mapping:
             value, at = _flow(text, at, nested=True)  # a core file's sessions: [a, b]
@@ -120,16 +143,21 @@ def _flow(text: str, start: int, nested: bool = False) -> tuple[Any, int]:
             result[key] = value
         else:
             result.append(value)
-        separator = _SEPARATOR.match(text, at).end()  # type: ignore[union-attr]
-        if text[at:separator].strip() != ",":
-            if text[separator : separator + 1] != close:
+        at = _spaces(text, at)
+        if text[at : at + 1] != ",":
+            if text[at : at + 1] != close:
                 raise _Unsure
-            at = separator
             break
-        at = separator
+        at = _spaces(text, at + 1)
         if text[at : at + 1] == close:
             raise _Unsure  # a trailing comma
     return result, at + 1
+
+
+def _tail_ok(rest: str) -> bool:
+    """Nothing after a value but spaces, or a comment after at least one."""
+    stripped = rest.lstrip(" ")
+    return not stripped or (stripped[0] == "#" and len(stripped) < len(rest))
 
 
 def _value(text: str) -> Any:
@@ -138,8 +166,8 @@ def _value(text: str) -> Any:
     # The layouts our writers leave, read without a regex: a quoted time, a list of ids, a word.
     if first == "'" and last == "'" and "'" not in text[1:-1] and len(text) > 1:
         return text[1:-1]
-    if first == "[" and last == "]" and not _FLOW_ODD.search(text, 1, len(text) - 1):
-        inner = text[1:-1]
+    inner = text[1:-1]
+    if first == "[" and last == "]" and not any(stop in inner for stop in "[]{}#:'\""):
         return [_plain_scalar(part.strip(" "), True) for part in inner.split(",")] if inner.strip(" ") else []
     if first.isalpha() and " #" not in text and last != ":":
         return _plain_scalar(text, False)
@@ -147,7 +175,7 @@ def _value(text: str) -> Any:
         value, end = _flow(text, 0)
     else:
         value, end = _scalar_at(text, 0, False)
-    if not _COMMENT.fullmatch(text, end):
+    if not _tail_ok(text[end:]):
         raise _Unsure
     return value
 
@@ -155,7 +183,7 @@ def _value(text: str) -> Any:
 def _split_key(text: str) -> tuple[str, str | None] | None:
     """``key: rest`` as (key, rest or None for an empty value); None when ``text`` is not a key and value."""
     key, colon, rest = text.partition(":")
-    if not colon or (rest and rest[0] != " ") or not _KEY.fullmatch(key):
+    if not colon or (rest and rest[0] != " ") or not _is_key(key):
         return None
     if key.lower() in _ODD_KEYS:
         raise _Unsure  # a key the full parse reads as a boolean or null, or YAML 1.1 does
