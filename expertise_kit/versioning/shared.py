@@ -41,7 +41,7 @@ import os
 import subprocess
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -564,8 +564,14 @@ def current_files(git: GitLocation) -> tuple[str | None, dict[str, str]]:
 
 def tree_path(project: Project, path: Path) -> str:
     """A file's path in the shared tree: from the top of the work tree, ``/``-separated."""
+    return _tree_paths(project, [path])[path]
+
+
+def _tree_paths(project: Project, paths: Iterable[Path]) -> dict[Path, str]:
+    """``tree_path`` of each of ``paths``, the top of the work tree resolved once (a resolve is a few stats)."""
     assert project.git is not None
-    return path.resolve().relative_to(project.git.toplevel.resolve()).as_posix()
+    top = project.git.toplevel.resolve()
+    return {path: path.resolve().relative_to(top).as_posix() for path in paths}
 
 
 def shared_text(project: Project, path: Path) -> tuple[str, str] | None:
@@ -695,8 +701,8 @@ def publish(
         # change with its next revision once git is done (its base has not moved).
         outcome.skipped = [f"{path}: not published while {busy}" for path in files]
         return outcome
-    rels = {path: tree_path(project, path) for path in dict.fromkeys([*files, *(dropped or {}), *(learned or {})])}
-    prefix = tree_path(project, project.expertise_dir)
+    rels = _tree_paths(project, [project.expertise_dir, *files, *(dropped or {}), *(learned or {})])
+    prefix = rels[project.expertise_dir]
     wanted = {rels[path]: (path, domain, text) for path, (domain, text) in files.items()}
     bases = {rel: base.text(rel) for rel in wanted}
     plains = plains or {}
@@ -946,8 +952,9 @@ def changed_since_published(
     if git is None:
         return found
     published = _Base.of(git)
+    rels = _tree_paths(project, domains.values())
     for domain, path in domains.items():
-        base = published.text(tree_path(project, path))
+        base = published.text(rels[path])
         if base is None and not everything:
             continue
         try:
