@@ -388,3 +388,28 @@ def test_a_ledger_that_is_not_one_is_refused(data: bytes) -> None:
 
     with pytest.raises(ValueError):
         parse_ledger(data)
+
+
+def test_a_publish_reads_each_loose_object_once_and_only_while_it_runs(repo: Path) -> None:
+    """``objects_read_once`` (a publish's reads of HEAD's commit and trees): an object read is served from
+    memory until the scope ends, and one that was not there when first asked is read again once written."""
+    from expertise_kit.project import find_git
+    from expertise_kit.versioning.objects import _loose, objects_read_once
+
+    location = find_git(repo)
+    assert location is not None
+    head = git(repo, "rev-parse", "HEAD").strip()
+    loose = location.common_dir / "objects" / head[:2] / head[2:]
+    body = b"not written yet\n"
+    hash_object = ["git", "hash-object", "--stdin"]
+    missing = subprocess.run(hash_object, cwd=repo, input=body, capture_output=True, check=True).stdout.decode().strip()
+    with objects_read_once():
+        first = _loose(location, head)
+        assert first is not None and first[0] == b"commit"
+        assert _loose(location, missing) is None
+        subprocess.run([*hash_object, "-w"], cwd=repo, input=body, capture_output=True, check=True)
+        assert _loose(location, missing) == (b"blob", body)  # a miss is not remembered
+        os.chmod(loose, 0o644)
+        loose.unlink()
+        assert _loose(location, head) == first  # read once: the same object, from memory
+    assert _loose(location, head) is None  # nothing is kept beyond the scope

@@ -9,12 +9,14 @@ can't read here (packed objects, alternates) is answered by ``git rev-parse`` in
 
 from __future__ import annotations
 
-import zlib
+import contextlib
+import contextvars
 
 from expertise_kit.versioning.busy import head_sha
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from hashlib import sha1, sha256
 
     from expertise_kit.project import GitLocation
@@ -25,7 +27,7 @@ else:
     except ImportError:
         from hashlib import sha1, sha256
 
-__all__ = ["blob_id", "committed_blob", "git_motion", "UNKNOWN"]
+__all__ = ["blob_id", "committed_blob", "git_motion", "objects_read_once", "UNKNOWN"]
 
 UNKNOWN = "?"  # the object store could not answer from loose objects
 _HASHES = {"sha1": sha1, "sha256": sha256}
@@ -43,7 +45,28 @@ def blob_id(data: bytes, like: str) -> str:
     return digest.hexdigest()
 
 
+_read_once: contextvars.ContextVar[dict[str, tuple[bytes, bytes]] | None] = contextvars.ContextVar(
+    "expertise_loose_objects", default=None
+)
+
+
+@contextlib.contextmanager
+def objects_read_once() -> Iterator[None]:
+    """Within it, each loose object is read once: an object never changes under its id, and a publish reads
+    HEAD's commit and trees for the base's check, the removals since and the base's record."""
+    token = _read_once.set({})
+    try:
+        yield
+    finally:
+        _read_once.reset(token)
+
+
 def _loose(git: GitLocation, sha: str) -> tuple[bytes, bytes] | None:
+    read = _read_once.get()
+    if read is not None and sha in read:
+        return read[sha]
+    import zlib  # here: the merge driver imports this module for blob_id only
+
     path = git.common_dir / "objects" / sha[:2] / sha[2:]
     try:
         raw = zlib.decompress(path.read_bytes())
@@ -51,6 +74,8 @@ def _loose(git: GitLocation, sha: str) -> tuple[bytes, bytes] | None:
         return None
     header, _, body = raw.partition(b"\0")
     kind = header.split(b" ", 1)[0]
+    if read is not None:
+        read[sha] = (kind, body)
     return kind, body
 
 

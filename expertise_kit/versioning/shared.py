@@ -41,7 +41,7 @@ import os
 import subprocess
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,7 @@ from expertise_kit.versioning.lifecycle import (
     retirements,
 )
 from expertise_kit.versioning.memo import remember_plain, remembered_plain
-from expertise_kit.versioning.objects import _loose
+from expertise_kit.versioning.objects import _loose, objects_read_once
 
 __all__ = [
     "SHARED_REF",
@@ -418,24 +418,16 @@ def _quoted(rel: str) -> str:
     return rel.replace("%", "%25").replace("/", "%2F")
 
 
-def _branch_dir(git: GitLocation) -> Path:
-    """Where this worktree keeps what its current branch last published. Per branch: after a checkout of
+def _branch_dir(git: GitLocation, name: str) -> Path:
+    """Where this worktree keeps what its branch ``name`` last published. Per branch: after a checkout of
     another branch, the new branch's file is not a change of the old one's (publishing it as one would
     delete the old branch's lessons from the layer); a branch that never published has no base, and its
     first publish is a union. A name too long for a file name (or with characters some file systems
     refuse) is kept under its digest."""
-    name = branch_name(git)
     quoted = _quoted(name)
     if len(quoted.encode("utf-8", "surrogateescape")) > 120 or any(ch in quoted for ch in '<>:"|?*\\'):
         quoted = "h-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:40]
     return git.git_dir / "expertise" / "shared-base" / quoted
-
-
-def _base_path(git: GitLocation, rel: str) -> Path:
-    return _branch_dir(git) / _quoted(rel)
-
-
-_valid_bases: dict[tuple[str, str], bool] = {}  # (branch dir, HEAD) -> whether its base still holds
 
 
 def layer_missing(git: GitLocation) -> bool:
@@ -479,36 +471,68 @@ def descends(git: GitLocation, head: str, ancestor: str) -> bool:
     return run(git, ["merge-base", "--is-ancestor", ancestor, head]).returncode == 0
 
 
-def _base_holds(git: GitLocation) -> bool:
-    """A branch's base speaks for it only while its HEAD descends from where it was when it published: a
-    branch deleted and made again under the same name (`checkout -B`), reset or rebased starts over (its
-    next publish is a union, which deletes nothing)."""
-    from expertise_kit.versioning.busy import head_sha
-
-    directory = _branch_dir(git)
-    recorded = _read_text(directory / "HEAD").split("\n", 1)[0]
-    if not recorded:
-        return True  # nothing recorded: no base either, or one from before this was kept
-    head = head_sha(git) or ""
-    key = (str(directory), head)
-    if key not in _valid_bases:
-        _valid_bases[key] = bool(head) and (head == recorded or descends(git, head, recorded))
-    return _valid_bases[key]
+_valid_bases: dict[tuple[str, str], bool] = {}  # (branch dir, HEAD) -> whether its base still holds
 
 
-def _note_base_head(git: GitLocation, prefix: str) -> None:
-    """Record HEAD as where this branch last published, with the tree of its domain files' directory
-    there (``prefix``), so the next publish tells with a few reads that nothing else changed them."""
-    from expertise_kit.versioning.busy import head_sha
-    from expertise_kit.versioning.lifecycle import directory_tree
+@dataclass
+class _Base:
+    """What this worktree's branch last published, read once for a publish (or a read of the union): the
+    branch, where its bases are kept, the commit HEAD was at when it published with the tree of the domain
+    files' directory there, and HEAD now."""
 
-    head = head_sha(git)
-    _valid_bases.clear()
-    if head:
-        directory = _branch_dir(git)
-        directory.mkdir(parents=True, exist_ok=True)
-        tree = directory_tree(git, head, prefix) or ""
-        _write_quick(directory / "HEAD", f"{head}\n{tree}\n".encode("ascii"))
+    git: GitLocation
+    branch: str
+    directory: Path
+    recorded: str  # HEAD when the branch last published; "" when it never did (or before this was kept)
+    recorded_tree: str
+    head: str  # HEAD now; "" when it takes git to answer
+
+    @classmethod
+    def of(cls, git: GitLocation) -> _Base:
+        from expertise_kit.versioning.busy import head_sha
+
+        branch = branch_name(git)
+        directory = _branch_dir(git, branch)
+        recorded, _, tree = _read_text(directory / "HEAD").partition("\n")
+        return cls(git, branch, directory, recorded, tree.strip(), head_sha(git) or "")
+
+    @property
+    def holds(self) -> bool:
+        """A branch's base speaks for it only while its HEAD descends from where it was when it published: a
+        branch deleted and made again under the same name (`checkout -B`), reset or rebased starts over (its
+        next publish is a union, which deletes nothing)."""
+        if not self.recorded:
+            return True  # nothing recorded: no base either, or one from before this was kept
+        key = (str(self.directory), self.head)
+        if key not in _valid_bases:
+            _valid_bases[key] = bool(self.head) and (
+                self.head == self.recorded or descends(self.git, self.head, self.recorded)
+            )
+        return _valid_bases[key]
+
+    def text(self, rel: str) -> str | None:
+        """The file at ``rel`` as the branch last published it; None when it never did (or starts over)."""
+        if not self.holds:
+            return None
+        try:
+            return (self.directory / _quoted(rel)).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def keep(self, texts: dict[str, str], prefix: str) -> None:
+        """Record ``texts`` (rel -> text) as published, and HEAD as where the branch last published with the
+        tree of its domain files' directory there (``prefix``), so the next publish tells with a few reads
+        that nothing else changed them."""
+        from expertise_kit.versioning.lifecycle import directory_tree
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for rel, text in texts.items():
+            with contextlib.suppress(OSError):
+                _write_quick(self.directory / _quoted(rel), text.encode("utf-8"))
+        _valid_bases.clear()
+        if self.head:
+            tree = directory_tree(self.git, self.head, prefix) or ""
+            _write_quick(self.directory / "HEAD", f"{self.head}\n{tree}\n".encode("ascii"))
 
 
 def write_state(git: GitLocation, commit: str | None, files: dict[str, str]) -> None:
@@ -540,8 +564,14 @@ def current_files(git: GitLocation) -> tuple[str | None, dict[str, str]]:
 
 def tree_path(project: Project, path: Path) -> str:
     """A file's path in the shared tree: from the top of the work tree, ``/``-separated."""
+    return _tree_paths(project, [path])[path]
+
+
+def _tree_paths(project: Project, paths: Iterable[Path]) -> dict[Path, str]:
+    """``tree_path`` of each of ``paths``, the top of the work tree resolved once (a resolve is a few stats)."""
     assert project.git is not None
-    return path.resolve().relative_to(project.git.toplevel.resolve()).as_posix()
+    top = project.git.toplevel.resolve()
+    return {path: path.resolve().relative_to(top).as_posix() for path in paths}
 
 
 def shared_text(project: Project, path: Path) -> tuple[str, str] | None:
@@ -634,6 +664,7 @@ def _combine(
     return merged.text, "full", merged.plain
 
 
+@objects_read_once()
 def publish(
     project: Project,
     files: dict[Path, tuple[str, str]],
@@ -662,22 +693,24 @@ def publish(
     from expertise_kit.versioning.busy import _IN_PROGRESS
 
     busy = next((reason for name, reason in _IN_PROGRESS if (git.git_dir / name).exists()), None)
-    if busy is None and branch_name(git) == "HEAD":
+    base = _Base.of(git)
+    if busy is None and base.branch == "HEAD":
         busy = "HEAD is detached"
     if busy is not None:
         # Mid-rebase, mid-merge, detached: the files are between branches. The branch publishes its
         # change with its next revision once git is done (its base has not moved).
         outcome.skipped = [f"{path}: not published while {busy}" for path in files]
         return outcome
-    wanted = {tree_path(project, path): (path, domain, text) for path, (domain, text) in files.items()}
-    bases = {rel: _read_base(git, rel) for rel in wanted}
+    rels = _tree_paths(project, [project.expertise_dir, *files, *(dropped or {}), *(learned or {})])
+    prefix = rels[project.expertise_dir]
+    wanted = {rels[path]: (path, domain, text) for path, (domain, text) in files.items()}
+    bases = {rel: base.text(rel) for rel in wanted}
     plains = plains or {}
-    branch = branch_name(git)
+    branch = base.branch
     drops = merge_drops(
-        {tree_path(project, path): ids for path, ids in (dropped or {}).items() if ids},
-        _removed_since_published(project, git),
+        {rels[path]: ids for path, ids in (dropped or {}).items() if ids}, _removed_since_published(base, prefix)
     )
-    origins = {tree_path(project, path): ids for path, ids in (learned or {}).items() if ids}
+    origins = {rels[path]: ids for path, ids in (learned or {}).items() if ids}
     if origins:
         note_origins(git, origins, branch)
     for path, (domain, text) in files.items():
@@ -741,11 +774,8 @@ def publish(
     else:
         outcome.skipped = [f"{rel}: {SHARED_REF} kept moving" for rel in wanted]
         return outcome
-    for rel, (_, _, text) in wanted.items():
-        with contextlib.suppress(OSError):
-            _write_base(git, rel, text)
     with contextlib.suppress(OSError):
-        _note_base_head(git, tree_path(project, project.expertise_dir))
+        base.keep({rel: text for rel, (_, _, text) in wanted.items()}, prefix)
     return outcome
 
 
@@ -892,22 +922,20 @@ def drop_entries(
     return capped.text, expected_plain(doc.loaded, capped.edits), found
 
 
-def _removed_since_published(project: Project, git: GitLocation) -> dict[str, dict[str, Drop]]:
+def _removed_since_published(base: _Base, prefix: str) -> dict[str, dict[str, Drop]]:
     """Entries this branch held since it last published and no longer holds, when its domain files were
     changed by other means than our own revisions (a merge, a plain commit, a pull). The common case (only
-    this revision's commit, or code commits, since) costs a few reads of loose objects."""
-    from expertise_kit.versioning.busy import head_sha
+    this revision's commit, or code commits, since) costs a few reads of loose objects. ``prefix``: the
+    domain files' directory in the tree."""
     from expertise_kit.versioning.lifecycle import directory_tree
 
-    recorded, _, recorded_tree = _read_text(_branch_dir(git) / "HEAD").partition("\n")
-    head = head_sha(git)
-    if not recorded or not head or head == recorded or not _base_holds(git):
+    git, recorded, head = base.git, base.recorded, base.head
+    if not recorded or not head or head == recorded or not base.holds:
         return {}
     parents = _loose_parents(git, head)
     if parents is not None and parents[:1] == [recorded]:
         return {}  # only this revision's commit since: its removals are named by the revision itself
-    prefix = tree_path(project, project.expertise_dir)
-    if parents and recorded_tree and directory_tree(git, parents[0], prefix) == recorded_tree.strip():
+    if parents and base.recorded_tree and directory_tree(git, parents[0], prefix) == base.recorded_tree:
         return {}  # commits in between, none of them to the domain files
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         return removed_in_history(git, prefix, recorded, head)
@@ -928,8 +956,10 @@ def changed_since_published(
     found: dict[Path, tuple[str, str]] = {}
     if git is None:
         return found
+    published = _Base.of(git)
+    rels = _tree_paths(project, domains.values())
     for domain, path in domains.items():
-        base = _read_base(git, tree_path(project, path))
+        base = published.text(rels[path])
         if base is None and not everything:
             continue
         try:
@@ -944,21 +974,6 @@ def changed_since_published(
             continue
         found[path] = (domain, text)
     return found
-
-
-def _read_base(git: GitLocation, rel: str) -> str | None:
-    if not _base_holds(git):
-        return None
-    try:
-        return _base_path(git, rel).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _write_base(git: GitLocation, rel: str, text: str) -> None:
-    path = _base_path(git, rel)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write_quick(path, text.encode("utf-8"))
 
 
 def rewrite_shared(
@@ -1053,7 +1068,7 @@ def union_plain(
     from expertise_kit.vocab import section_names
 
     mine = _ids(plain)
-    base = _read_base(git, tree_path(project, path))
+    base = _Base.of(git).text(tree_path(project, path))
     base_plain = _parsed(git, base, path, domain) if base else None
     published = _ids(base_plain) if base_plain is not None else {}
     union = dict(plain)
