@@ -413,3 +413,27 @@ def test_a_publish_reads_each_loose_object_once_and_only_while_it_runs(repo: Pat
         loose.unlink()
         assert _loose(location, head) == first  # read once: the same object, from memory
     assert _loose(location, head) is None  # nothing is kept beyond the scope
+
+
+def test_a_branch_keeps_its_bases_as_blobs_and_still_reads_one_kept_the_older_way(
+    worktrees: tuple[Path, Path],
+) -> None:
+    a, _ = worktrees
+    main = a.parent / "repo"
+    db = ".expertise/database.yaml"
+    Cli(a)("add", "database", "patterns", "Index every foreign key")
+    record = Path(git(a, "rev-parse", "--absolute-git-dir").strip()) / "expertise" / "shared-base" / "branch-a" / "HEAD"
+    lines = record.read_text().splitlines()
+    blobs = {rel: sha for sha, rel in (line.split(" ", 1) for line in lines[2:])}
+    assert blobs[db] == git(a, "rev-parse", f"HEAD:{db}").strip()  # the blob the branch committed, not a copy
+    assert [p.name for p in record.parent.iterdir()] == ["HEAD"]
+    # A base kept the older way (a copy of the text beside a record naming no blob) is still the base: a
+    # lesson written into the file by hand is told from it and published with the next revision.
+    record.write_text("\n".join(lines[:2]) + "\n")
+    (record.parent / ".expertise%2Fdatabase.yaml").write_text(git(a, "show", f"HEAD:{db}"))
+    path = a / db
+    path.write_text(path.read_text().replace("  - Index every foreign key\n", "  - Index every foreign key\n"
+                                             "  - Written here by hand\n"))  # fmt: skip
+    assert Cli(a)("add", "testing", "patterns", "Anything else").exit_code == 0
+    assert "Written here by hand" in texts(shared_doc(main, "database"), "patterns")
+    assert [p.name for p in record.parent.iterdir()] == ["HEAD"]  # the copy went with the new record

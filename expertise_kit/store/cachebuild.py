@@ -155,18 +155,20 @@ def _with_shared(
 
 
 def _working_plain(project: Project, config: Config, name: str) -> dict[str, Any]:
-    """A domain file's data: parsed, or, for a text a writer here remembered (``versioning.shared``: the
-    same text always holds the same data), taken from that memo. So when only the shared layer changed
-    (another worktree learned), this worktree's cache is rebuilt without parsing its own file again."""
+    """A domain file's data: from the memo of texts parsed here (the same text always holds the same
+    data), else read in plain Python where the file is surely valid in our writers' layout
+    (``quickmerge.valid_plain``), else parsed. So when only the shared layer changed (another worktree
+    learned), this worktree's cache is rebuilt without parsing its own file with ruamel again."""
     path = project.domain_path(name)
     if project.git is None or not config.shared_layer:
         return load_domain_file(path, name).loaded.plain
     from expertise_kit.document.domainfile import parse_domain_text
     from expertise_kit.document.yamlio import read_text_file
     from expertise_kit.versioning.memo import remember_plain, remembered_plain
+    from expertise_kit.versioning.quickmerge import valid_plain
 
     text = read_text_file(path)
-    plain = remembered_plain(project.git, text, name)
+    plain = remembered_plain(project.git, text, name) or valid_plain(text, name)
     if plain is None:
         plain = parse_domain_text(text, path, name).loaded.plain
         remember_plain(project.git, text, name, plain)

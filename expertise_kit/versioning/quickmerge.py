@@ -34,7 +34,7 @@ TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-u
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["quick_merge"]
+__all__ = ["quick_merge", "merge_for_driver", "strict_plain", "valid_plain"]
 
 _KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(.*)$")
 
@@ -434,6 +434,12 @@ def _model(
     """``plain`` when it is surely a valid file of ``domain`` (``plainentry``, the model's rules without
     pydantic); None otherwise, and the full merge decides."""
     return plain if plain is not None and valid_domain_data(plain, domain, checked) else None
+
+
+def valid_plain(text: str, domain: str) -> dict[str, Any] | None:
+    """``text``'s data when it is surely a valid file of ``domain`` (``strict_plain``, ``plainentry``): what
+    ``parse_domain_text`` would give as its plain data; None when only the full parse can tell."""
+    return _model(strict_plain(text), domain)
 
 
 def _item_counts(text: str) -> Any:

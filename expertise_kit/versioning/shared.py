@@ -59,7 +59,7 @@ from expertise_kit.versioning.lifecycle import (
     retirements,
 )
 from expertise_kit.versioning.memo import remember_plain, remembered_plain
-from expertise_kit.versioning.objects import _loose, objects_read_once
+from expertise_kit.versioning.objects import _loose, blob_id, objects_read_once
 
 __all__ = [
     "SHARED_REF",
@@ -478,7 +478,11 @@ _valid_bases: dict[tuple[str, str], bool] = {}  # (branch dir, HEAD) -> whether 
 class _Base:
     """What this worktree's branch last published, read once for a publish (or a read of the union): the
     branch, where its bases are kept, the commit HEAD was at when it published with the tree of the domain
-    files' directory there, and HEAD now."""
+    files' directory there, HEAD now, and the blob of each file as the branch last published it.
+
+    One small record per branch (``HEAD`` in its directory: the commit, the tree, then ``<blob> <path>``
+    lines): the bases' texts are those blobs, which the branch's own commits hold. Before, each base was
+    a copy of its text beside the record; such a copy is still read where the record names no blob."""
 
     git: GitLocation
     branch: str
@@ -486,6 +490,7 @@ class _Base:
     recorded: str  # HEAD when the branch last published; "" when it never did (or before this was kept)
     recorded_tree: str
     head: str  # HEAD now; "" when it takes git to answer
+    blobs: dict[str, str]  # tree path -> the blob as the branch last published it
 
     @classmethod
     def of(cls, git: GitLocation) -> _Base:
@@ -493,8 +498,14 @@ class _Base:
 
         branch = branch_name(git)
         directory = _branch_dir(git, branch)
-        recorded, _, tree = _read_text(directory / "HEAD").partition("\n")
-        return cls(git, branch, directory, recorded, tree.strip(), head_sha(git) or "")
+        recorded, _, rest = _read_text(directory / "HEAD").partition("\n")
+        tree, _, listed = rest.partition("\n")
+        blobs = {}
+        for line in listed.splitlines():
+            sha, _, rel = line.partition(" ")
+            if rel and _is_hex_id(sha):
+                blobs[rel] = sha
+        return cls(git, branch, directory, recorded, tree.strip(), head_sha(git) or "", blobs)
 
     @property
     def holds(self) -> bool:
@@ -510,29 +521,40 @@ class _Base:
             )
         return _valid_bases[key]
 
+    def blob(self, rel: str) -> str | None:
+        """The blob of the file at ``rel`` as the branch last published it, where the record names one."""
+        return self.blobs.get(rel) if self.holds else None
+
     def text(self, rel: str) -> str | None:
         """The file at ``rel`` as the branch last published it; None when it never did (or starts over)."""
         if not self.holds:
             return None
+        sha = self.blobs.get(rel)
         try:
-            return (self.directory / _quoted(rel)).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+            if sha is not None:
+                return read_blob(self.git, sha).decode("utf-8")
+            return (self.directory / _quoted(rel)).read_text(encoding="utf-8")  # kept the older way
+        except (OSError, ValueError, UnicodeDecodeError, subprocess.SubprocessError, UserError):
+            return None  # gone (the branch was reset and git pruned it): the next publish is a union
 
     def keep(self, texts: dict[str, str], prefix: str) -> None:
         """Record ``texts`` (rel -> text) as published, and HEAD as where the branch last published with the
         tree of its domain files' directory there (``prefix``), so the next publish tells with a few reads
-        that nothing else changed them."""
+        that nothing else changed them. One file is written."""
         from expertise_kit.versioning.lifecycle import directory_tree
 
-        self.directory.mkdir(parents=True, exist_ok=True)
+        blobs = dict(self.blobs)
         for rel, text in texts.items():
-            with contextlib.suppress(OSError):
-                _write_quick(self.directory / _quoted(rel), text.encode("utf-8"))
+            with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
+                blobs[rel] = write_object(self.git, b"blob", text.encode("utf-8"))  # most often there already
         _valid_bases.clear()
-        if self.head:
-            tree = directory_tree(self.git, self.head, prefix) or ""
-            _write_quick(self.directory / "HEAD", f"{self.head}\n{tree}\n".encode("ascii"))
+        tree = (directory_tree(self.git, self.head, prefix) or "") if self.head else ""
+        listed = "".join(f"{sha} {rel}\n" for rel, sha in sorted(blobs.items()))
+        self.directory.mkdir(parents=True, exist_ok=True)
+        _write_quick(self.directory / "HEAD", f"{self.head}\n{tree}\n{listed}".encode())
+        for rel in texts:
+            with contextlib.suppress(OSError):
+                (self.directory / _quoted(rel)).unlink(missing_ok=True)  # a copy kept the older way
 
 
 def write_state(git: GitLocation, commit: str | None, files: dict[str, str]) -> None:
@@ -645,11 +667,12 @@ def _combine(
     if base == new:
         return shared, "", None
     if plain is not None:
-        shared_plain = remembered_plain(git, shared, domain)
-        base_plain = remembered_plain(git, base, domain) if base is not None else None
-        if shared_plain is not None and (base is None or base_plain is not None):
-            from expertise_kit.versioning.quickmerge import quick_merge
+        from expertise_kit.versioning.quickmerge import quick_merge, valid_plain
 
+        # The data of the shared file and the base: remembered by their writer, or read in plain Python.
+        shared_plain = remembered_plain(git, shared, domain) or valid_plain(shared, domain)
+        base_plain = None if base is None else remembered_plain(git, base, domain) or valid_plain(base, domain)
+        if shared_plain is not None and (base is None or base_plain is not None):
             quick = quick_merge(base_plain, shared, shared_plain, plain, line_cap=line_cap)
             if quick is not None:
                 return quick[0], "quick", quick[1]
@@ -713,9 +736,6 @@ def publish(
     origins = {rels[path]: ids for path, ids in (learned or {}).items() if ids}
     if origins:
         note_origins(git, origins, branch)
-    for path, (domain, text) in files.items():
-        if path in plains:
-            remember_plain(git, text, domain, plains[path])  # the base of this worktree's next merge
     for attempt in range(1, _ATTEMPTS + 1):
         outcome.attempts = attempt
         old = read_ref(git)
@@ -959,14 +979,15 @@ def changed_since_published(
     published = _Base.of(git)
     rels = _tree_paths(project, domains.values())
     for domain, path in domains.items():
-        base = published.text(rels[path])
-        if base is None and not everything:
+        blob = published.blob(rels[path])
+        base = published.text(rels[path]) if blob is None else None  # a base kept the older way: its text
+        if blob is None and base is None and not everything:
             continue
         try:
             text = read_text_file(path)  # a regular file of at most 1 MiB of UTF-8: never a FIFO or a device
         except UserError:
             continue
-        if text == base and not everything:
+        if not everything and (text == base or (blob is not None and blob_id(text.encode("utf-8"), blob) == blob)):
             continue
         try:
             parse_domain_text(text, path, domain)
