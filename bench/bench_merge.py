@@ -1,8 +1,9 @@
 """Merge budgets, side by side in one run.
 
 1. The budget: the driver as git runs it (`python -I -c "...gitmerge import run; run()"`, as `init`
-   registers it), on its quick path, against `python -I -c pass`, alternating, for two domain files at the 1000-line cap (each side with new
-   learnings and new sightings of shared entries since the base) and for small ones. Budget: ratio <= 4.
+   registers it), on its quick path, against `python -I -c pass`, alternating, for two domain files at
+   the 1000-line cap (each side with new learnings and new sightings of shared entries since the base)
+   and for small ones. Budget: ratio <= 4.
    `--before DIR` times an older tree's driver in the same run (`git archive <commit> | tar -x -C DIR`).
    Then, for scale, the same at the cap against `git merge-file` (the retired 3x budget), the start-up
    with the driver's imports, and the quick and the full merge in process.
