@@ -193,7 +193,9 @@ def test_the_prune_records_are_appended_and_cut_back_to_the_last_ones(
         mergerecord.record_merge_prune(location, path=f".expertise/d{n}.yaml", domain="database", cap=50,
                                        pruned=[], text=f"text {n}\n")  # fmt: skip
         sizes.append(len(target.read_text(encoding="utf-8").splitlines()))
-    assert sizes == [1, 2, 3, 4, 5, 6, 3, 4, 5]  # appended up to twice the kept number, then cut back
+        if n == 4:  # the file has grown past the size it is cut back at
+            monkeypatch.setattr(mergerecord, "_CUT_BYTES", target.stat().st_size)
+    assert sizes == [1, 2, 3, 4, 5, 3, 4, 5, 3]  # appended while under the size, then cut back to the last 3
     assert [r.path for r in mergerecord.merge_prunes(location)][-1] == ".expertise/d8.yaml"
     target.write_text(target.read_text(encoding="utf-8") + '{"torn": ', encoding="utf-8")  # a torn last line
     mergerecord.record_merge_prune(location, path=".expertise/d9.yaml", domain="database", cap=50, pruned=[],

@@ -6,11 +6,9 @@ kill at any instant, sees the old file or the new one, never a mix.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
 
 from expertise_kit.errors import LockTimeout, UserError
 
@@ -47,12 +45,16 @@ def ensure_writable(directory: Path) -> None:
 
 
 def _fsync_directory(directory: str | Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform or file system can
+    try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # not every platform or file system can
+    finally:
+        os.close(fd)
 
 
 def _new_file_mode() -> int:
@@ -94,8 +96,10 @@ def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 - no contextlib on the merge driver's quick path
             os.unlink(temp)
+        except OSError:
+            pass
         if isinstance(exc, OSError):
             raise _write_error(exc, path) from None
         raise
@@ -113,65 +117,85 @@ def _write_error(exc: OSError, where: str | Path) -> UserError:
 
 def remove_stale_temps(directory: Path) -> None:
     """Temp files left by a killed writer. Only call while holding the write lock: then none is live."""
-    with contextlib.suppress(OSError):
-        for leftover in directory.glob(f".*{TEMP_SUFFIX}"):
-            with contextlib.suppress(OSError):
-                leftover.unlink()
+    try:
+        leftovers = list(directory.glob(f".*{TEMP_SUFFIX}"))
+    except OSError:
+        return
+    for leftover in leftovers:
+        try:  # noqa: SIM105 - no contextlib on the merge driver's quick path
+            leftover.unlink()
+        except OSError:
+            pass
 
 
-@contextlib.contextmanager
-def brief_lock(lock_path: str | Path, wait: float) -> Iterator[None]:
+class brief_lock:  # noqa: N801 - used as a function: `with brief_lock(path, wait):`
     """The write lock if it comes within ``wait`` seconds, else nothing: ``Store.locked(wait=...)`` for
     the merge driver's quick path, with ``fcntl.flock`` as ``filelock`` takes it (importing filelock costs
-    more than the quick path's merge)."""
-    try:
-        import fcntl
-    except ImportError:  # not Unix: the lock as every writer takes it
-        with contextlib.ExitStack() as held:
-            with contextlib.suppress(UserError):
-                held.enter_context(write_lock(lock_path, timeout=wait))
-            yield
-        return
-    import time
+    more than the quick path's merge). A class, not a ``contextlib`` generator: the driver does without
+    importing ``contextlib``."""
 
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except OSError:
-        yield  # the lock file can't even be made: go on without it, as the transaction does
-        return
-    try:
-        deadline = time.monotonic() + wait
+    def __init__(self, lock_path: str | Path, wait: float) -> None:
+        self.lock_path, self.wait = lock_path, wait
+        self.fd: int | None = None
+        self.held: write_lock | None = None
+
+    def __enter__(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # not Unix: the lock as every writer takes it, if it comes in time
+            held = write_lock(self.lock_path, timeout=self.wait)
+            try:
+                held.__enter__()
+                self.held = held
+            except UserError:
+                pass
+            return
+        import time
+
+        try:
+            self.fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError:
+            return  # the lock file can't even be made: go on without it, as the transaction does
+        deadline = time.monotonic() + self.wait
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
             except OSError:
                 if time.monotonic() >= deadline:
-                    break  # held too long: go on without it
+                    return  # held too long: go on without it
                 time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)  # releases the lock if it was taken
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # releases the lock if it was taken
+        if self.held is not None:
+            self.held.__exit__(None, None, None)
 
 
-@contextlib.contextmanager
-def write_lock(lock_path: str | Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+class write_lock:  # noqa: N801 - used as a function: `with write_lock(path):`
     """An exclusive, cross-process lock; released by the OS if the holder dies."""
-    # Imported here, not at the top: the hook's cache rebuild writes atomically but never locks.
-    from filelock import FileLock, Timeout
 
-    lock = FileLock(str(lock_path), timeout=timeout)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise LockTimeout(
-            f"another expertise process held the lock for {timeout:.0f}s",
-            path=lock_path,
-            hint="wait for it to finish, then retry",
-        ) from None
-    except OSError as exc:
-        raise _write_error(exc, lock_path) from None
-    try:
-        yield
-    finally:
-        lock.release()
+    def __init__(self, lock_path: str | Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
+        # Imported here, not at the top: the hook's cache rebuild writes atomically but never locks.
+        from filelock import FileLock
+
+        self.lock_path, self.timeout = lock_path, timeout
+        self.lock = FileLock(str(lock_path), timeout=timeout)
+
+    def __enter__(self) -> None:
+        from filelock import Timeout
+
+        try:
+            self.lock.acquire()
+        except Timeout:
+            raise LockTimeout(
+                f"another expertise process held the lock for {self.timeout:.0f}s",
+                path=self.lock_path,
+                hint="wait for it to finish, then retry",
+            ) from None
+        except OSError as exc:
+            raise _write_error(exc, self.lock_path) from None
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()

@@ -5,6 +5,9 @@ user's operation; one made on a detached HEAD would be lost at the next checkout
 branch would become the project's first commit behind the user's back; and any commit deletes the message
 git prepared for the user's next one (``SQUASH_MSG`` after ``git merge --squash``, ``MERGE_MSG`` after
 ``git cherry-pick -n``). In each case we defer.
+
+Also here, as light as the rest: the commit HEAD names (``head_sha``) and the id git gives a blob
+(``blob_id``), which the merge driver's prune record and the checks after a commit need.
 """
 
 from __future__ import annotations
@@ -14,12 +17,19 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hashlib import sha1, sha256
     from pathlib import Path
 
     from expertise_kit.locate import GitDirs
     from expertise_kit.project import GitLocation
+else:
+    try:  # the built-in hashes: importing hashlib loads OpenSSL, milliseconds of the merge driver's start-up
+        from _sha1 import sha1
+        from _sha256 import sha256  # Python 3.12 calls it _sha2
+    except ImportError:
+        from hashlib import sha1, sha256
 
-__all__ = ["busy_reason", "index_lock_path", "wait_for_index_lock", "head_sha"]
+__all__ = ["blob_id", "busy_reason", "index_lock_path", "wait_for_index_lock", "head_sha"]
 
 _IN_PROGRESS: tuple[tuple[str, str], ...] = (
     ("MERGE_HEAD", "a merge is in progress"),
@@ -109,3 +119,14 @@ def head_sha(git: GitDirs) -> str | None:
         if len(value) in (40, 64):
             return value
     return None
+
+
+_HASHES = {"sha1": sha1, "sha256": sha256}
+
+
+def blob_id(data: bytes, like: str) -> str:
+    """The id git gives a blob of ``data``, in the hash of the repository whose ids look like ``like``."""
+    digest = _HASHES["sha256" if len(like) == 64 else "sha1"]()
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()

@@ -11,8 +11,8 @@ the blob it wrote and the worktree it ran in.
 holds that very blob or has the merged commit as a parent. While the merge is still open (a conflict
 elsewhere) it is a row of its own in that worktree; once HEAD has moved on, or no merge is under way, a
 record that found no commit was abandoned (``git merge --abort``) and is left out. The file lives in
-``.git``: it does not travel with a clone. A record is appended; past ``2 * _KEEP`` records the file is
-cut back to the last ``_KEEP``. Standard library only.
+``.git``: it does not travel with a clone. A record is appended without reading the file; once the file
+reaches ``_CUT_BYTES`` it is cut back to the last ``_KEEP`` records. Standard library only.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import os
 from expertise_kit import clock
 from expertise_kit.fast import fastjson
 from expertise_kit.lightdata import dataclass, field
-from expertise_kit.versioning.busy import head_sha
-from expertise_kit.versioning.objects import blob_id
+from expertise_kit.versioning.busy import blob_id, head_sha
 
 TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-up
 if TYPE_CHECKING:
@@ -42,6 +41,7 @@ __all__ = [
 
 PRUNED_FILE = "expertise-merge-pruned.jsonl"
 _KEEP = 200
+_CUT_BYTES = 1 << 20  # the file is cut back to the last _KEEP records when it reaches this size
 _SOURCES = ("MERGE_HEAD", "REBASE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD")
 
 
@@ -113,21 +113,27 @@ def record_merge_prune(
     )
     target = os.path.join(git.common_dir, PRUNED_FILE)
     line = fastjson.dumps(record.__dict__) + "\n"  # as json.dumps writes it; importing json costs the driver 3 ms
+    data = line.encode("utf-8")
     try:
-        with open(target, encoding="utf-8") as handle:
-            kept = handle.readlines()
+        size = os.stat(target).st_size
     except FileNotFoundError:
-        kept = []
-    except (OSError, UnicodeDecodeError):
-        kept = None  # a damaged record file is started again rather than blocking the merge
-    if kept is not None and len(kept) < 2 * _KEEP and (not kept or kept[-1].endswith("\n")):
-        with open(target, "a", encoding="utf-8") as handle:  # one line added: cut back now and then below
-            handle.write(line)
+        size = 0
+    if size < _CUT_BYTES:  # appended, unread: the file is cut back only when it has grown
+        with open(target, "a+b") as handle:
+            if size:
+                handle.seek(size - 1)
+                if handle.read(1) != b"\n":
+                    data = b"\n" + data  # a torn last line stays torn, on its own, and is skipped
+            handle.write(data)
         return
+    try:
+        with open(target, "rb") as handle:
+            kept = [old for old in handle.read().split(b"\n")[:-1] if old]
+    except OSError:
+        kept = []  # a record file that can't be read is started again rather than blocking the merge
     temp = f"{target}.{os.getpid()}.tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
-        whole = [old for old in kept or [] if old.endswith("\n")]  # a torn last line would swallow this one
-        handle.writelines([*whole[-(_KEEP - 1) :], line])
+    with open(temp, "wb") as handle:
+        handle.write(b"".join(old + b"\n" for old in kept[-(_KEEP - 1) :]) + data)
     os.replace(temp, target)
 
 

@@ -12,39 +12,17 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
-from expertise_kit.versioning.busy import head_sha
+from expertise_kit.versioning.busy import blob_id, head_sha
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from hashlib import sha1, sha256
 
     from expertise_kit.project import GitLocation
-else:
-    try:  # the built-in hashes: importing hashlib loads OpenSSL, milliseconds of the merge driver's start-up
-        from _sha1 import sha1
-        from _sha256 import sha256  # Python 3.12 calls it _sha2
-    except ImportError:
-        from hashlib import sha1, sha256
 
 __all__ = ["blob_id", "committed_blob", "git_motion", "objects_read_once", "UNKNOWN"]
 
 UNKNOWN = "?"  # the object store could not answer from loose objects
-_HASHES = {"sha1": sha1, "sha256": sha256}
-
-
-def _algorithm(sha: str) -> str:
-    return "sha256" if len(sha) == 64 else "sha1"
-
-
-def blob_id(data: bytes, like: str) -> str:
-    """The id git gives a blob of ``data``, in the hash of the repository whose ids look like ``like``."""
-    digest = _HASHES[_algorithm(like)]()
-    digest.update(b"blob %d\0" % len(data))
-    digest.update(data)
-    return digest.hexdigest()
-
-
 _read_once: contextvars.ContextVar[dict[str, tuple[bytes, bytes]] | None] = contextvars.ContextVar(
     "expertise_loose_objects", default=None
 )
