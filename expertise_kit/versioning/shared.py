@@ -39,7 +39,6 @@ import hashlib
 import marshal
 import os
 import subprocess
-import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -124,8 +123,11 @@ def _read_text(path: Path) -> str:
         return ""
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
 def _is_hex_id(value: str) -> bool:
-    return len(value) in (40, 64) and all(ch in "0123456789abcdef" for ch in value)
+    return len(value) in (40, 64) and _HEX.issuperset(value)
 
 
 def read_ref(git: GitLocation) -> str | None:
@@ -176,8 +178,8 @@ def _group_shared(git: GitLocation) -> bool:
     return False
 
 
-def _object_path(git: GitLocation, sha: str) -> Path:
-    return git.common_dir / "objects" / sha[:2] / sha[2:]
+def _object_path(git: GitLocation, sha: str) -> str:
+    return os.path.join(git.common_dir, "objects", sha[:2], sha[2:])
 
 
 _plumbing: contextvars.ContextVar[bool] = contextvars.ContextVar("expertise_git_plumbing", default=False)
@@ -204,14 +206,21 @@ def write_object(git: GitLocation, kind: bytes, body: bytes) -> str:
     data = b"%s %d\0" % (kind, len(body)) + body
     sha = hashlib.new(_algorithm(git), data).hexdigest()
     path = _object_path(git, sha)
-    if path.exists():
+    if os.path.exists(path):
         return sha
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix="tmp_obj_", dir=path.parent)
+    directory = os.path.dirname(path)
+    temp = os.path.join(directory, f"tmp_obj_{os.urandom(6).hex()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(zlib.compress(data, 1))
-        os.chmod(temp, 0o444)
+        handle = os.open(temp, flags, 0o444)  # read-only from the start, as git leaves its objects
+    except FileNotFoundError:  # the first object of its fan-out directory
+        os.makedirs(directory, exist_ok=True)
+        handle = os.open(temp, flags, 0o444)
+    try:
+        try:
+            os.write(handle, zlib.compress(data, 1))
+        finally:
+            os.close(handle)
         with contextlib.suppress(FileExistsError):
             os.link(temp, path)
     finally:
@@ -230,7 +239,8 @@ def read_object(git: GitLocation, sha: str) -> tuple[bytes, bytes]:
         raise ValueError(f"{sha!r} is not an object id")
     try:
         inflate = zlib.decompressobj()
-        raw = inflate.decompress(_object_path(git, sha).read_bytes(), MAX_OBJECT_BYTES + 64)
+        with open(_object_path(git, sha), "rb") as handle:
+            raw = inflate.decompress(handle.read(), MAX_OBJECT_BYTES + 64)
         header, _, body = raw.partition(b"\0")
         kind, _, size = header.partition(b" ")
         if not size.isdigit() or int(size) > MAX_OBJECT_BYTES:
@@ -399,7 +409,14 @@ def _write_quick(path: Path, data: bytes) -> None:
     """Replace ``path`` whole (a reader sees the old bytes or the new), without waiting for the disk: what
     is kept here (state, bases, remembered data) only saves work, and a copy lost in a crash costs a
     rebuild or a union publish, never a lesson. The store's own files keep `write_atomic`'s fsyncs."""
-    handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    directory = os.path.dirname(path)
+    temp = os.path.join(directory, f".tmp-{os.urandom(6).hex()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    try:
+        handle = os.open(temp, flags, 0o600)
+    except FileNotFoundError:  # its directory, made on the first write only
+        os.makedirs(directory, exist_ok=True)
+        handle = os.open(temp, flags, 0o600)
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
@@ -550,7 +567,6 @@ class _Base:
         _valid_bases.clear()
         tree = (directory_tree(self.git, self.head, prefix) or "") if self.head else ""
         listed = "".join(f"{sha} {rel}\n" for rel, sha in sorted(blobs.items()))
-        self.directory.mkdir(parents=True, exist_ok=True)
         _write_quick(self.directory / "HEAD", f"{self.head}\n{tree}\n{listed}".encode())
         for rel in texts:
             with contextlib.suppress(OSError):
@@ -559,9 +575,7 @@ class _Base:
 
 def write_state(git: GitLocation, commit: str | None, files: dict[str, str]) -> None:
     """What the hook reads to tell which domains the shared layer changed: the ref's commit, each blob."""
-    path = state_path(git)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write_quick(path, marshal.dumps({"commit": commit or "", "files": dict(files)}))
+    _write_quick(state_path(git), marshal.dumps({"commit": commit or "", "files": dict(files)}))
 
 
 def _state(git: GitLocation) -> dict[str, Any] | None:
