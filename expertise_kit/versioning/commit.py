@@ -21,9 +21,9 @@ from typing import Any
 from expertise_kit import clock
 from expertise_kit.clock import iso
 from expertise_kit.errors import UserError
-from expertise_kit.project import Project
+from expertise_kit.project import GitLocation, Project
 from expertise_kit.versioning.busy import busy_reason, head_sha, wait_for_index_lock
-from expertise_kit.versioning.git import GitError, open_repo, run_git
+from expertise_kit.versioning.git import GitError, open_repo, remember_identity, run_git
 
 __all__ = [
     "CHANGE_TYPES",
@@ -244,14 +244,18 @@ def _message(revision: Revision, pending: list[Revision]) -> str:
     return "\n".join(parts + trailers) + "\n"
 
 
-def _identity(repo: Any) -> tuple[str, str] | None:
-    """The user's committer identity, as git would pick it: environment first, then config."""
+def _identity(repo: Any, git: GitLocation) -> tuple[str, str] | None:
+    """The user's committer identity, as git would pick it: environment first, then config. What the
+    config says is kept for the shared layer's commit of the same revision (``git.remember_identity``),
+    which would otherwise read it again."""
     name = os.environ.get("GIT_COMMITTER_NAME")
     email = os.environ.get("GIT_COMMITTER_EMAIL")
     if not (name and email):
         reader = repo.config_reader()
-        name = name or reader.get_value("user", "name", default="") or None
-        email = email or reader.get_value("user", "email", default="") or None
+        configured = remember_identity(git.common_dir, reader.get_value("user", "name", default=""),
+                                       reader.get_value("user", "email", default=""))  # fmt: skip
+        name = name or configured[0]
+        email = email or configured[1]
     if not (name and email):
         return None
     return str(name), str(email)
@@ -265,7 +269,7 @@ def _commit(project: Project, revision: Revision, pending: list[Revision]) -> st
     with open_repo(toplevel) as repo:
         args = ["commit", "--only", "--no-verify", "--no-edit", "--quiet", "--cleanup=verbatim"]
         if not revision.by_hand:
-            identity = _identity(repo)
+            identity = _identity(repo, project.git)
             if identity is None:
                 raise GitError(["commit"], 1, "", "git has no user identity (user.name and user.email)")
             args.append(f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>")
@@ -379,7 +383,7 @@ def commit_exported(project: Project, paths: list[str], subject: str, trailers: 
     """
     assert project.git is not None
     with open_repo(project.git.toplevel) as repo:
-        identity = _identity(repo)
+        identity = _identity(repo, project.git)
         if identity is None:
             raise UserError("git has no user identity", hint="set user.name and user.email, then export again")
         listed = run_git(repo, ["ls-files", "-z", "--", *paths]).stdout

@@ -158,3 +158,18 @@ def run_git(
     if check and result.status != 0:
         raise GitError(args, result.status, result.stdout, result.stderr, cwd=Path(str(repo.working_dir)))
     return result
+
+
+_identities: dict[str, tuple[str | None, str | None]] = {}  # common git dir -> user.name, user.email
+
+
+def remember_identity(common_dir: Path, name: object, email: object) -> tuple[str | None, str | None]:
+    """What the config says of ``user.name`` and ``user.email``, kept for the rest of this process's
+    revision: the branch commit reads it, the shared layer's commit takes it (~1.5 ms less a publish)."""
+    found = (str(name) if name else None, str(email) if email else None)
+    _identities[str(common_dir)] = found
+    return found
+
+
+def remembered_identity(common_dir: Path) -> tuple[str | None, str | None] | None:
+    return _identities.get(str(common_dir))

@@ -322,27 +322,25 @@ def write_tree_of(git: GitLocation, files: dict[str, str]) -> str:
     return write_object(git, b"tree", _tree_body(children[""]))
 
 
-_identities: dict[str, tuple[str | None, str | None]] = {}  # repo -> user.name, user.email, for this process
 
 
 def _identity(git: GitLocation) -> tuple[str, str]:
     name = os.environ.get("GIT_COMMITTER_NAME")
     email = os.environ.get("GIT_COMMITTER_EMAIL")
     if not (name and email):
-        key = str(git.common_dir)
-        if key not in _identities:
-            from expertise_kit.versioning.git import open_repo
+        from expertise_kit.versioning.git import open_repo, remember_identity, remembered_identity
 
+        found = remembered_identity(git.common_dir)  # most often read by this revision's branch commit
+        if found is None:
             try:  # GitPython's config reader, as the branch commit reads it: no git process
                 with open_repo(git.toplevel) as repo:
                     reader = repo.config_reader()
-                    found = (reader.get_value("user", "name", default="") or None,
-                             reader.get_value("user", "email", default="") or None)  # fmt: skip
+                    found = remember_identity(git.common_dir, reader.get_value("user", "name", default=""),
+                                              reader.get_value("user", "email", default=""))  # fmt: skip
             except Exception:  # noqa: BLE001 - unreadable config: the fallback identity
                 found = (None, None)
-            _identities[key] = (str(found[0]) if found[0] else None, str(found[1]) if found[1] else None)
-        name = name or _identities[key][0]
-        email = email or _identities[key][1]
+        name = name or found[0]
+        email = email or found[1]
     if not (name and email):
         return _FALLBACK_IDENTITY
     # As git cleans them: no angle brackets or line breaks, or `git fsck` (and hosts that run it on push)
