@@ -64,7 +64,9 @@ def _read_gitfile(dot_git: str) -> str | None:
     if not content.startswith("gitdir:"):
         return None
     target = content[len("gitdir:") :].strip()
-    return target if os.path.isabs(target) else os.path.realpath(os.path.join(os.path.dirname(dot_git), target))
+    if os.path.isabs(target):
+        return os.path.normpath(target)  # as pathlib has it: no trailing slash, no `.` parts
+    return os.path.realpath(os.path.join(os.path.dirname(dot_git), target))
 
 
 def git_dirs(start: str) -> tuple[str, str, str] | None:

@@ -309,3 +309,25 @@ def test_hand_laid_out_files_give_the_full_merges_bytes_or_decline(indent: int, 
                     assert [p.id for p in quick.pruned] == [p.id for p in full.pruned]
     if last_newline:  # without it, a merge that must cut lines declines: the splice keeps the file unended
         assert taken >= 6, taken
+
+
+def test_two_equal_new_entries_pruned_at_the_cap_lose_one_as_the_full_merge_does() -> None:
+    """The reader gives equal entries one object; pruning goes by the edit, never by the entry's identity."""
+    from expertise_kit.document.prune import count_lines
+
+    def learned(text: str, session: str, day: int) -> dict[str, Any]:
+        stamp = f"2026-11-{day:02d}T10:00:00Z"
+        return {"text": text, "source": "learned", "sessions": [session], "first_seen": stamp, "last_seen": stamp}
+
+    def add(text: str, *items: dict[str, Any]) -> str:
+        return apply_edits(parse_yaml_text(text, PATH), [Append("patterns", item) for item in items])
+
+    base = add(domain_template("database"), *(learned(f"Lesson {n} about pools", f"s{n}", 20) for n in range(6)))
+    ours = add(base, learned("Ours new lesson", "o1", 25))
+    twice = learned("Old lesson learned twice", "d1", 1)
+    theirs = add(base, twice, twice)
+    for cap in range(count_lines(base), count_lines(base) + 12):
+        full = merge_domain_texts(base, ours, theirs, path=PATH, domain="database", line_cap=cap)
+        quick = merge_for_driver((base, ours, theirs), domain="database", line_cap=cap)
+        assert quick is not None and quick.text == full.text, cap
+        assert [p.text for p in quick.pruned] == [p.text for p in full.pruned], cap

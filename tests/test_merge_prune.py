@@ -197,7 +197,7 @@ def test_the_prune_records_are_appended_and_cut_back_to_the_last_ones(
             monkeypatch.setattr(mergerecord, "_CUT_BYTES", target.stat().st_size)
     assert sizes == [1, 2, 3, 4, 5, 3, 4, 5, 3]  # appended while under the size, then cut back to the last 3
     assert [r.path for r in mergerecord.merge_prunes(location)][-1] == ".expertise/d8.yaml"
-    target.write_text(target.read_text(encoding="utf-8") + '{"torn": ', encoding="utf-8")  # a torn last line
+    target.write_bytes(target.read_bytes() + '{"torn": "\u00e9'.encode()[:-1])  # torn inside a character
     mergerecord.record_merge_prune(location, path=".expertise/d9.yaml", domain="database", cap=50, pruned=[],
                                    text="x\n")  # fmt: skip
-    assert [r.path for r in mergerecord.merge_prunes(location)][-1] == ".expertise/d9.yaml"
+    assert [r.path for r in mergerecord.merge_prunes(location)][-2:] == [".expertise/d8.yaml", ".expertise/d9.yaml"]

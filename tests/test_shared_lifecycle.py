@@ -437,3 +437,24 @@ def test_a_branch_keeps_its_bases_as_blobs_and_still_reads_one_kept_the_older_wa
     assert Cli(a)("add", "testing", "patterns", "Anything else").exit_code == 0
     assert "Written here by hand" in texts(shared_doc(main, "database"), "patterns")
     assert [p.name for p in record.parent.iterdir()] == ["HEAD"]  # the copy went with the new record
+
+
+def test_a_publish_while_head_is_only_in_packed_refs_keeps_the_branchs_record(worktrees: tuple[Path, Path]) -> None:
+    """HEAD unreadable from the ref files (packed by `git gc`, or a branch not born yet): the record keeps
+    the commit it had and names the new blobs; it is not read back shifted by a line."""
+    from expertise_kit.project import find_git
+    from expertise_kit.versioning.shared import _Base
+
+    a, _ = worktrees
+    Cli(a)("add", "database", "patterns", "Index every foreign key")
+    location = find_git(a)
+    assert location is not None
+    before = _Base.of(location)
+    git(a, "pack-refs", "--all")
+    base = _Base.of(location)
+    assert base.head == ""  # it takes git to answer now
+    base.keep({".expertise/testing.yaml": "domain: testing\n"}, ".expertise")
+    after = _Base.of(location)
+    assert (after.recorded, after.recorded_tree) == (before.recorded, before.recorded_tree)
+    assert set(after.blobs) == {".expertise/database.yaml", ".expertise/testing.yaml"}
+    assert git(a, "cat-file", "-p", after.blobs[".expertise/testing.yaml"]) == "domain: testing\n"

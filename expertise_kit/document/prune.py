@@ -146,7 +146,7 @@ def prune_to_cap(
     """Prune ``candidates`` in victim order until ``apply(edits)`` (``text`` now) is within ``cap`` lines:
     (the edits, pruning included; what was pruned; the last trial text, unverified)."""
     lines = count_lines(text)
-    edits = list(edits)
+    planned, edits = list(edits), list(edits)  # a new entry's candidate names its edit by its place in planned
     pruned: list[PrunedEntry] = []
     queue = victim_order(candidates)
     # Line counts are exact for block lists; a re-count after each batch catches the rest.
@@ -158,8 +158,8 @@ def prune_to_cap(
             batch.append(victim)
             excess -= victim.lines
         for victim in batch:
-            if victim.index is None:
-                edits = [e for e in edits if not (isinstance(e, Append) and e.item is victim.raw)]
+            if victim.index is None:  # by the edit itself: two new entries may be equal, even one object
+                edits = [e for e in edits if e is not planned[victim.append_order]]
             else:
                 at = (victim.section, victim.index)
                 edits = [e for e in edits if not (isinstance(e, Replace) and (e.section, e.index) == at)]

@@ -138,16 +138,17 @@ def record_merge_prune(
 
 
 def merge_prunes(git: GitDirs) -> list[MergePrune]:
-    """Every record kept, oldest first; torn or foreign lines are skipped."""
+    """Every record kept, oldest first; torn or foreign lines are skipped, each on its own (a line cut in
+    the middle of a character hides no other)."""
     try:
-        with open(os.path.join(git.common_dir, PRUNED_FILE), encoding="utf-8") as handle:
-            lines = handle.readlines()
-    except (OSError, UnicodeDecodeError):
+        with open(os.path.join(git.common_dir, PRUNED_FILE), "rb") as handle:
+            lines = handle.read().split(b"\n")
+    except OSError:
         return []
     found = []
     for line in lines:
         try:
-            data = fastjson.loads(line)
+            data = fastjson.loads(line.decode("utf-8"))
             record = MergePrune(**data)
         except (ValueError, TypeError):
             continue

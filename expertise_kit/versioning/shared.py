@@ -217,10 +217,8 @@ def write_object(git: GitLocation, kind: bytes, body: bytes) -> str:
         os.makedirs(directory, exist_ok=True)
         handle = os.open(temp, flags, 0o444)
     try:
-        try:
-            os.write(handle, zlib.compress(data, 1))
-        finally:
-            os.close(handle)
+        with os.fdopen(handle, "wb") as out:  # writes it all, or raises: a short object would be taken as whole
+            out.write(zlib.compress(data, 1))
         with contextlib.suppress(FileExistsError):
             os.link(temp, path)
     finally:
@@ -513,8 +511,13 @@ class _Base:
 
         branch = branch_name(git)
         directory = _branch_dir(git, branch)
-        recorded, _, rest = _read_text(directory / "HEAD").partition("\n")
+        try:  # not stripped: its first two lines may be empty (HEAD unreadable from the ref files)
+            record = (directory / "HEAD").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            record = ""
+        recorded, _, rest = record.partition("\n")
         tree, _, listed = rest.partition("\n")
+        recorded = recorded.strip()
         blobs = {}
         for line in listed.splitlines():
             sha, _, rel = line.partition(" ")
@@ -563,9 +566,12 @@ class _Base:
             with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
                 blobs[rel] = write_object(self.git, b"blob", text.encode("utf-8"))  # most often there already
         _valid_bases.clear()
-        tree = (directory_tree(self.git, self.head, prefix) or "") if self.head else ""
+        # HEAD unreadable from the ref files (unborn, packed): the commit recorded before stays
+        head, tree = self.recorded, self.recorded_tree
+        if self.head:
+            head, tree = self.head, directory_tree(self.git, self.head, prefix) or ""
         listed = "".join(f"{sha} {rel}\n" for rel, sha in sorted(blobs.items()))
-        _write_quick(self.directory / "HEAD", f"{self.head}\n{tree}\n{listed}".encode())
+        _write_quick(self.directory / "HEAD", f"{head}\n{tree}\n{listed}".encode())
         for rel in texts:
             with contextlib.suppress(OSError):
                 (self.directory / _quoted(rel)).unlink(missing_ok=True)  # a copy kept the older way
