@@ -121,12 +121,9 @@ def head_sha(git: GitDirs) -> str | None:
     return None
 
 
-_HASHES = {"sha1": sha1, "sha256": sha256}
-
-
 def blob_id(data: bytes, like: str) -> str:
     """The id git gives a blob of ``data``, in the hash of the repository whose ids look like ``like``."""
-    digest = _HASHES["sha256" if len(like) == 64 else "sha1"]()
+    digest = sha256() if len(like) == 64 else sha1()
     digest.update(b"blob %d\0" % len(data))
     digest.update(data)
     return digest.hexdigest()
