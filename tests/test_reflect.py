@@ -75,6 +75,69 @@ def test_asked_once_with_the_candidates_and_the_command(reflecting: Path, tmp_pa
     assert git(reflecting, "status", "--porcelain") == before  # asking writes nothing in the repo
 
 
+_TOPICS = ("invoices", "refunds", "coupons", "payouts", "ledgers")
+
+
+def _new_failure(session: ClaudeSession, n: int) -> None:
+    """A later turn of the session, with a failure it did not have before."""
+    name = _TOPICS[n]
+    session.prompt(f"Now make the {name} export work")
+    session.bash(f"python -m pytest tests/test_{name}.py -q",
+                 f"E   ModuleNotFoundError: No module named 'shop.{name}'\n1 error in 0.05s", exit_code=1)  # fmt: skip
+    session.say(f"There is no shop.{name} module yet.")
+
+
+def _grow(session: ClaudeSession, transcript: Path, times: float) -> None:
+    """The session talks on until its transcript is ``times`` its size now."""
+    size = transcript.stat().st_size
+    session.say("x" * int(size * (times - 1)))
+    session.write(transcript)
+
+
+def test_asked_again_with_what_it_was_not_shown_or_after_much_work(reflecting: Path, tmp_path: Path) -> None:
+    from expertise_kit.fast.reflectgate import MAX_ASKS, marker_path
+
+    assert MAX_ASKS == 4  # the steps below
+    session = shop_session()
+    transcript = session.write(tmp_path / "s.jsonl")
+    first = _reason(_stop(reflecting, transcript)[0])
+    assert "1999 == 2000" in first and _TOPICS[1] not in first
+    _grow(session, transcript, 1.2)  # little since it was asked: not even looked at
+    assert _stop(reflecting, transcript) == ("", "")
+    _new_failure(session, 1)
+    _grow(session, transcript, 1.35)
+    second = _reason(_stop(reflecting, transcript)[0])
+    assert _TOPICS[1] in second and "1999 == 2000" not in second  # only what it was not shown
+    assert f"at most {MAX_ASKS} times a session" in second
+    _grow(session, transcript, 1.6)  # looked at, nothing new, not yet twice the size it was asked at
+    assert _stop(reflecting, transcript) == ("", "")
+    _grow(session, transcript, 1.6)  # now it is: asked about the work since, with no candidates
+    third = _reason(_stop(reflecting, transcript)[0])
+    assert "done much since you were last asked" in third and "1999 == 2000" not in third
+    assert "expertise add DOMAIN SECTION" in third
+    _new_failure(session, 2)
+    _grow(session, transcript, 1.6)
+    assert _TOPICS[2] in _reason(_stop(reflecting, transcript)[0])
+    _new_failure(session, 3)
+    _grow(session, transcript, 3)
+    assert _stop(reflecting, transcript) == ("", "")  # asked as often as a session is
+    marker = json.loads(Path(marker_path(str(reflecting / ".expertise"), SESSION)).read_text())
+    assert marker["asks"] == MAX_ASKS and len(marker["candidates"]) == len(set(marker["candidates"]))
+
+
+def test_a_marker_from_before_asks_were_counted_is_one_ask(reflecting: Path, tmp_path: Path) -> None:
+    from expertise_kit.fast.reflectgate import marker_path
+
+    session = shop_session()
+    transcript = session.write(tmp_path / "s.jsonl")
+    marker = Path(marker_path(str(reflecting / ".expertise"), SESSION))
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"asked": 1.0, "chars": 900, "candidates": [], "size": 10, "written": []}))
+    assert "1999 == 2000" in _reason(_stop(reflecting, transcript)[0])
+    state = json.loads(marker.read_text())
+    assert state["asks"] == 2 and state["asked"] == 1.0 and state["chars"] > 900
+
+
 def test_never_without_candidates_and_always_takes_rules(reflecting: Path, run: Cli, tmp_path: Path) -> None:
     quiet = ClaudeSession("quiet-session")
     quiet.prompt("Always run the linter with ruff check before committing any change to the package.")
@@ -281,7 +344,7 @@ def test_doctor_says_whether_the_agent_will_be_asked(project: Path, run: Cli) ->
     assert cursor and cursor["status"] == "warn" and "not offered for Cursor" in cursor["detail"]
     assert run("hooks", "install", "--agent", "claude-code", "--reflect").exit_code == 0
     line = reflect_line("claude-code")
-    assert line and line["status"] == "ok" and "once per session at Stop" in line["detail"]
+    assert line and line["status"] == "ok" and "asks at Stop, at most 4 times a session" in line["detail"]
 
 
 def test_a_fact_the_agent_wrote_is_a_convention_at_once(project: Path, run: Cli) -> None:

@@ -473,7 +473,7 @@ def _reflect(
     """Whether the agent will be asked to write its lessons (docs/reflect.md), and why not."""
     from expertise_kit.config import load_config
     from expertise_kit.errors import UserError
-    from expertise_kit.fast.reflectgate import ENV_SWITCH, switched_off
+    from expertise_kit.fast.reflectgate import ENV_SWITCH, MAX_ASKS, switched_off
 
     try:
         mode = load_config(root / ".expertise").reflect
@@ -493,7 +493,7 @@ def _reflect(
                                       f"`expertise hooks install --agent {spec.name} --reflect`")  # fmt: skip
         return
     off = switched_off(env)
-    detail = f"asks once per session at {spec.reflect_event} (`reflect: {mode}`)"
+    detail = f"asks at {spec.reflect_event}, at most {MAX_ASKS} times a session (`reflect: {mode}`)"
     report.add("reflect", "ok", detail + (f"; {ENV_SWITCH}=off here turns it off" if off else ""))
 
 

@@ -21,7 +21,7 @@ def hooks() -> None:
 )
 @click.option(
     "--reflect", is_flag=True,
-    help="Also ask the agent, once per session with something to learn, to write its lessons (docs/reflect.md).",
+    help="Also ask the agent, when a session has something to learn, to write its lessons (docs/reflect.md).",
 )  # fmt: skip
 @click.pass_obj
 def install(start: Path, agent: str, with_mcp: bool, reflect: bool) -> None:
@@ -30,8 +30,8 @@ def install(start: Path, agent: str, with_mcp: bool, reflect: bool) -> None:
     A pre-task hook renders the expertise for each prompt; a post-session hook learns from the
     transcript. Other settings and hooks are kept; running it twice changes nothing. With --mcp, the
     `expertise` MCP server too (.mcp.json for Claude Code, .cursor/mcp.json, .gemini/settings.json).
-    With --reflect, an end-of-turn hook that sends the agent back once per session to record its
-    lessons, and `reflect: failures` in config.yaml (unless it says `always`).
+    With --reflect, an end-of-turn hook that sends the agent back to record its lessons (at most four
+    times a session), and `reflect: failures` in config.yaml (unless it says `always`).
     """
     from expertise_kit.agents.installer import install_hooks
     from expertise_kit.agents.mcp_config import check_mcp, check_server_starts, install_mcp

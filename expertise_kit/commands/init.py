@@ -18,7 +18,7 @@ from expertise_kit.vocab import agent_names
 )
 @click.option(
     "--reflect", is_flag=True,
-    help="With --agent: ask the agent, once per session with something to learn, to write its lessons.",
+    help="With --agent: ask the agent, when a session has something to learn, to write its lessons.",
 )  # fmt: skip
 @click.pass_obj
 def init(start: Path, agent: str | None, reflect: bool) -> None:

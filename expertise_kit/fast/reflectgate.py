@@ -15,12 +15,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Look", "first_look", "cached_mode", "switched_off", "ENV_SWITCH", "MAX_TRANSCRIPT_BYTES", "MARKER_BYTES",
-    "marker_path", "read_marker",
+    "marker_path", "read_marker", "MAX_ASKS", "REGROWTH", "LONG_SINCE",
 ]  # fmt: skip
 
 ENV_SWITCH = "EXPERTISE_REFLECT"  # "off" (or 0, no, false) in the agent's environment: no reflection this session
 MAX_TRANSCRIPT_BYTES = 32 << 20  # a longer transcript is not read at a turn's end (the learner still reads it)
 MARKER_BYTES = 64 << 10  # a marker holds a few ids: a bigger file is not one of ours
+MAX_ASKS = 4  # a session is sent back at most this often (docs/reflect.md)
+REGROWTH = 1.5  # once asked, a session is looked at again when its transcript has grown by half
+LONG_SINCE = 2.0  # ... and asked again, new candidates or not, once it has doubled since it was last asked
 _OFF = ("off", "0", "no", "false")
 _SUBAGENT_FIELDS = ("agent_id", "parent_session_id", "subagent_type")
 
@@ -73,7 +76,8 @@ def switched_off(env: dict[str, str] | os._Environ[str]) -> bool:
 
 def first_look(agent: str, payload: dict[str, Any]) -> Look | None:
     """None when this turn's end has nothing for reflection: switched off, our own reason's turn, a subagent,
-    a session asked already, a transcript that did not grow. Raises ``Quiet`` for an input it can't use."""
+    a session asked ``MAX_ASKS`` times, a transcript that did not grow (once asked: by half since the last
+    look). Raises ``Quiet`` for an input it can't use."""
     if switched_off(os.environ):
         return None
     if payload.get("stop_hook_active") is True or any(payload.get(f) for f in _SUBAGENT_FIELDS):
@@ -89,8 +93,9 @@ def first_look(agent: str, payload: dict[str, Any]) -> Look | None:
         raise Quiet("no usable session id in the hook input; no reflection")
     marker = marker_path(expertise_dir, key)
     state = read_marker(marker)
-    if state.get("asked"):
-        return None  # never twice in one session
+    asks = state.get("asks", 1) if state.get("asked") else 0
+    if not isinstance(asks, int) or asks >= MAX_ASKS:
+        return None  # asked as often as a session is
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
         raise Quiet("no transcript_path in the hook input; no reflection")
@@ -101,6 +106,7 @@ def first_look(agent: str, payload: dict[str, Any]) -> Look | None:
         raise Quiet(f"{path}: no such transcript; no reflection") from None
     if size > MAX_TRANSCRIPT_BYTES:
         raise Quiet(f"{path} is over {MAX_TRANSCRIPT_BYTES >> 20} MiB; no reflection")
-    if state.get("size") == size:
-        return None  # nothing new since this session's last look
+    looked = state.get("size")
+    if looked == size or (asks and isinstance(looked, int) and size < looked * REGROWTH):
+        return None  # nothing new since this session's last look, or too little since it was
     return Look(expertise_dir, key, marker, state, path, size, mode)

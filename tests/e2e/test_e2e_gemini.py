@@ -342,7 +342,7 @@ def test_hooks_doctor_sees_this_gemini(sessions: Sessions) -> None:
 
 # -- reflection (docs/reflect.md): Gemini CLI's AfterAgent can send the agent back -------------------
 
-ASKED = "expertise_kit asks once per session"  # the first words of our reason
+ASKED = "expertise_kit asks (at most"  # the first words of our reason
 LESSON = "Import nosuchmodule_xyz with PYTHONPATH=vendor: the module lives in vendor/, not site-packages"
 FORM = r"\n(\S+) add DOMAIN SECTION \"LESSON\" --session ([\w.-]+)"  # the command our reason gives
 

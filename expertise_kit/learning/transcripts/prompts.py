@@ -18,7 +18,8 @@ __all__ = ["COMPACTION_PREFIX", "REFLECTION_PREFIX", "is_compaction_summary", "l
 COMPACTION_PREFIX = "This session is being continued from a previous conversation"
 # The first words of what the reflection hook sends the agent back with (docs/reflect.md): Gemini CLI hands
 # it over as a user turn of its own, Codex wraps it in <hook_prompt>, Claude Code after "Stop hook feedback:".
-REFLECTION_PREFIX = "expertise_kit asks once per session"
+# Also the start of what older versions sent ("expertise_kit asks once per session: ...").
+REFLECTION_PREFIX = "expertise_kit asks"
 _HARNESS_PREFIXES = (
     REFLECTION_PREFIX,
     "Stop hook feedback:",
