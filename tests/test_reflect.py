@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,6 +124,103 @@ def test_asked_again_with_what_it_was_not_shown_or_after_much_work(reflecting: P
     assert _stop(reflecting, transcript) == ("", "")  # asked as often as a session is
     marker = json.loads(Path(marker_path(str(reflecting / ".expertise"), SESSION)).read_text())
     assert marker["asks"] == MAX_ASKS and len(marker["candidates"]) == len(set(marker["candidates"]))
+
+
+def _marker(project: Path) -> dict[str, Any]:
+    from expertise_kit.fast.reflectgate import marker_path
+
+    return dict(json.loads(Path(marker_path(str(project / ".expertise"), SESSION)).read_text()))
+
+
+def _listed(reason: str) -> list[str]:
+    return [line for line in reason.splitlines() if line[:1].isdigit()]
+
+
+def test_what_did_not_fit_is_listed_later(reflecting: Path, tmp_path: Path) -> None:
+    session = ClaudeSession(SESSION)
+    session.prompt("Get every report module importing again")
+    for name in _TOPICS:
+        error = f"E   ModuleNotFoundError: No module named 'shop.{name}'\n1 error in 0.05s"
+        session.bash(f"python -m pytest tests/test_{name}.py -q", error, exit_code=1)
+    transcript = session.write(tmp_path / "s.jsonl")
+    first = _listed(_reason(_stop(reflecting, transcript)[0]))
+    assert 0 < len(first) < len(_TOPICS)  # the message is bounded: not every failure fits
+    assert len(_marker(reflecting)["listed"]) == len(first)
+    _grow(session, transcript, 2.2)  # much work since, nothing new: what did not fit is listed now
+    second = _listed(_reason(_stop(reflecting, transcript)[0]))
+    assert second and not set(second) & set(first)
+    assert any(name in " ".join(second) for name in _TOPICS if name not in " ".join(first))
+
+
+def test_a_failure_listed_unfixed_is_listed_again_with_its_fix(reflecting: Path, tmp_path: Path) -> None:
+    session = ClaudeSession(SESSION)
+    session.prompt("Run the import check for the vendored module")
+    session.bash("python -c 'import nosuchmodule_xyz'", "ModuleNotFoundError: No module named 'nosuchmodule_xyz'",
+                 exit_code=1)  # fmt: skip
+    transcript = session.write(tmp_path / "s.jsonl")
+    first = _reason(_stop(reflecting, transcript)[0])
+    assert "nosuchmodule_xyz" in first and "(no fix found)" in first
+    session.prompt("It lives in vendor/, try again")
+    session.bash("PYTHONPATH=vendor python -c 'import nosuchmodule_xyz'", "")
+    _grow(session, transcript, 1.6)
+    second = _reason(_stop(reflecting, transcript)[0])
+    assert "nosuchmodule_xyz" in second and "PYTHONPATH=vendor" in second and "(no fix found)" not in second
+    assert _marker(reflecting)["unfixed"] == []
+
+
+def test_a_lesson_written_at_an_ask_with_no_candidates_is_one_entry(reflecting: Path, run: Cli, tmp_path: Path) -> None:
+    session = shop_session()
+    transcript = session.write(tmp_path / "s.jsonl")
+    _reason(_stop(reflecting, transcript)[0])
+    session.prompt("Always run ruff check on the package before committing any change; CI rejects lint errors.")
+    session.bash("ruff check shop", "All checks passed!")
+    _grow(session, transcript, 2.5)
+    reason = _reason(_stop(reflecting, transcript)[0])
+    assert "done much since you were last asked" in reason and not _listed(reason)
+    assert re.search(r"\n(\S+) add DOMAIN SECTION \"LESSON\" --session ([\w.-]+)", reason)  # as agents parse it
+    lesson = "Run ruff check on the shop package before each commit, CI rejects lint errors"
+    assert run("add", "general", "best_practices", lesson, "--session", SESSION).exit_code == 0
+    assert run("learn", str(transcript)).exit_code == 0
+    rules = [
+        e for d in ("general", "testing") for e in _entries(run, d)
+        if e["section"] == "best_practices" and "ruff" in json.dumps(e).lower()
+    ]  # fmt: skip
+    assert [e["text"] for e in rules] == [lesson]  # the parsed rule is the agent's lesson, not a second entry
+
+
+def test_our_own_turn_is_no_growth(reflecting: Path, tmp_path: Path) -> None:
+    session = shop_session()
+    transcript = session.write(tmp_path / "s.jsonl")
+    _reason(_stop(reflecting, transcript)[0])
+    session.prompt("expertise_kit asks (at most 4 times a session): look back before you stop.")
+    session.bash("expertise add testing best_practices 'Price with Decimal' --session x", "added")
+    session.say("x" * transcript.stat().st_size)  # the answer to our reason, as long as the session so far
+    session.write(transcript)
+    assert _stop(reflecting, transcript, stop_hook_active=True) == ("", "")
+    assert _marker(reflecting)["size"] == transcript.stat().st_size == _marker(reflecting)["asked_size"]
+    _grow(session, transcript, 1.2)  # measured from after our turn: not looked at
+    assert _stop(reflecting, transcript) == ("", "")
+    assert _marker(reflecting)["size"] < transcript.stat().st_size
+
+
+@pytest.mark.parametrize(
+    "broken", [{"candidates": 5}, {"written": 7, "listed": "x"}, {"asks": -5}, {"asks": "2"}, {"unfixed": None}]
+)
+def test_a_marker_edited_by_hand_breaks_nothing(reflecting: Path, tmp_path: Path, broken: dict[str, Any]) -> None:
+    from expertise_kit.fast.reflectgate import MAX_ASKS, marker_path
+
+    transcript = shop_session().write(tmp_path / "s.jsonl")
+    marker = Path(marker_path(str(reflecting / ".expertise"), SESSION))
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"asked": 1.0, "size": 10, **broken}))
+    stdout, stderr = _stop(reflecting, transcript)
+    assert stderr == ""
+    asks = broken.get("asks", 1)
+    if isinstance(asks, int) and 0 <= asks < MAX_ASKS:
+        assert "1999 == 2000" in _reason(stdout)
+        assert isinstance(_marker(reflecting)["candidates"], list)
+    else:
+        assert stdout == ""  # a count we can't read as one: asked as often as a session is
 
 
 def test_a_marker_from_before_asks_were_counted_is_one_ask(reflecting: Path, tmp_path: Path) -> None:
@@ -287,7 +385,15 @@ def test_stats_report_the_cost(reflecting: Path, run: Cli, tmp_path: Path) -> No
     assert written.exit_code == 0
     data = json.loads(run("stats", "--json").output)["reflection"]
     assert data["sessions"] == 1 and data["chars_total"] == len(reason) and data["written"] == 1
-    assert data["entries"] == 1 and data["helpful"] == 0
+    assert data["entries"] == 1 and data["helpful"] == 0 and data["asks"] == 1
+    session = shop_session()
+    _new_failure(session, 1)
+    session.write(transcript)
+    _grow(session, transcript, 1.6)
+    again = _reason(_stop(reflecting, transcript)[0])
+    data = json.loads(run("stats", "--json").output)["reflection"]
+    assert data["sessions"] == 1 and data["asks"] == 2 and data["chars_total"] == len(reason) + len(again)
+    assert "1 sessions asked in this clone (2 asks)" in run("stats").output
 
 
 def test_same_lesson() -> None:

@@ -74,16 +74,42 @@ def switched_off(env: dict[str, str] | os._Environ[str]) -> bool:
     return env.get(ENV_SWITCH, "").strip().lower() in _OFF
 
 
+def _answered(expertise_dir: str, payload: dict[str, Any]) -> None:
+    """The end of the turn our reason brought about: what the agent wrote in it (our reason, its `add`
+    calls) is no growth of the session, so the marker takes the transcript's size now."""
+    import json  # once an ask: the marker holds a time, which fastjson does not write
+
+    key, transcript = session_key(payload), payload.get("transcript_path")
+    if key is None or not isinstance(transcript, str) or not transcript:
+        return
+    marker = marker_path(expertise_dir, key)
+    state = read_marker(marker)
+    if not state.get("asked"):
+        return
+    try:
+        size = os.stat(os.path.abspath(os.path.expanduser(transcript))).st_size
+        temp = f"{marker}.{os.getpid()}.tmp"
+        with open(temp, "w", encoding="utf-8") as handle:
+            json.dump({**state, "size": size, "asked_size": size}, handle)
+        os.replace(temp, marker)
+    except (OSError, TypeError, ValueError):
+        pass  # the next look only comes a little sooner
+
+
 def first_look(agent: str, payload: dict[str, Any]) -> Look | None:
     """None when this turn's end has nothing for reflection: switched off, our own reason's turn, a subagent,
     a session asked ``MAX_ASKS`` times, a transcript that did not grow (once asked: by half since the last
     look). Raises ``Quiet`` for an input it can't use."""
     if switched_off(os.environ):
         return None
-    if payload.get("stop_hook_active") is True or any(payload.get(f) for f in _SUBAGENT_FIELDS):
-        return None  # our own reason brought the agent here, or this is a subagent's end
+    if any(payload.get(f) for f in _SUBAGENT_FIELDS):
+        return None  # a subagent's end
+    ours = payload.get("stop_hook_active") is True  # our own reason brought the agent here
     expertise_dir = find_expertise(project_dir(agent, payload))
     if expertise_dir is None:
+        return None
+    if ours:
+        _answered(expertise_dir, payload)
         return None
     mode = cached_mode(expertise_dir)
     if mode == "off":
@@ -94,8 +120,8 @@ def first_look(agent: str, payload: dict[str, Any]) -> Look | None:
     marker = marker_path(expertise_dir, key)
     state = read_marker(marker)
     asks = state.get("asks", 1) if state.get("asked") else 0
-    if not isinstance(asks, int) or asks >= MAX_ASKS:
-        return None  # asked as often as a session is
+    if not isinstance(asks, int) or not 0 <= asks < MAX_ASKS:
+        return None  # asked as often as a session is (or a marker we can't read that way)
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
         raise Quiet("no transcript_path in the hook input; no reflection")

@@ -194,6 +194,7 @@ def _reflections(store: Store, since: datetime | None) -> dict[str, Any]:
     chars = [m["chars"] if isinstance(m.get("chars"), int) else 0 for m in asked]
     return {
         "sessions": len(asked),
+        "asks": sum(m["asks"] if isinstance(m.get("asks"), int) and m["asks"] > 0 else 1 for m in asked),
         "chars_total": sum(chars),
         "chars_mean": round(sum(chars) / len(chars)) if chars else 0,
         "chars_max": max(chars, default=0),
@@ -233,7 +234,8 @@ def stats_lines(data: dict[str, Any]) -> list[str]:
     agent = data["reflection"]
     if agent["sessions"]:
         lines.append(
-            f"reflection: {agent['sessions']} sessions asked in this clone, {agent['chars_total']:,} characters sent "
+            f"reflection: {agent['sessions']} sessions asked in this clone ({agent['asks']} asks), "
+            f"{agent['chars_total']:,} characters sent "
             f"(mean {agent['chars_mean']:,}, max {agent['chars_max']:,}), {agent['written']} lessons written"
         )
     else:
