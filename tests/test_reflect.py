@@ -114,7 +114,7 @@ def test_asked_again_with_what_it_was_not_shown_or_after_much_work(reflecting: P
     assert _stop(reflecting, transcript) == ("", "")
     _grow(session, transcript, 1.6)  # now it is: asked about the work since, with no candidates
     third = _reason(_stop(reflecting, transcript)[0])
-    assert "done much since you were last asked" in third and "1999 == 2000" not in third
+    assert "done much work since you were last asked" in third and "1999 == 2000" not in third
     assert "expertise add DOMAIN SECTION" in third
     _new_failure(session, 2)
     _grow(session, transcript, 1.6)
@@ -176,7 +176,7 @@ def test_a_lesson_written_at_an_ask_with_no_candidates_is_one_entry(reflecting: 
     session.bash("ruff check shop", "All checks passed!")
     _grow(session, transcript, 2.5)
     reason = _reason(_stop(reflecting, transcript)[0])
-    assert "done much since you were last asked" in reason and not _listed(reason)
+    assert "done much work since you were last asked" in reason and not _listed(reason)
     assert re.search(r"\n(\S+) add DOMAIN SECTION \"LESSON\" --session ([\w.-]+)", reason)  # as agents parse it
     lesson = "Run ruff check on the shop package before each commit, CI rejects lint errors"
     assert run("add", "general", "best_practices", lesson, "--session", SESSION).exit_code == 0
@@ -221,6 +221,24 @@ def test_a_marker_edited_by_hand_breaks_nothing(reflecting: Path, tmp_path: Path
         assert isinstance(_marker(reflecting)["candidates"], list)
     else:
         assert stdout == ""  # a count we can't read as one: asked as often as a session is
+
+
+def test_a_long_session_with_nothing_failing_is_asked_once_it_made_many_calls(
+    reflecting: Path, tmp_path: Path
+) -> None:
+    from expertise_kit.learning.reflect import MANY_CALLS
+
+    session = ClaudeSession(SESSION)
+    session.prompt("Read through the shop package and document how pricing works")
+    for n in range(MANY_CALLS - 1):
+        session.tool("Read", {"file_path": f"/work/shop/module_{n}.py"}, f"def f{n}(): ...")
+    transcript = session.write(tmp_path / "s.jsonl")
+    assert _stop(reflecting, transcript) == ("", "")  # nothing failed, and not yet many calls
+    session.tool("Read", {"file_path": "/work/shop/last.py"}, "def last(): ...")
+    session.write(transcript)
+    reason = _reason(_stop(reflecting, transcript)[0])
+    assert "This session has done much work." in reason and not _listed(reason)
+    assert _marker(reflecting)["asks"] == 1
 
 
 def test_a_marker_from_before_asks_were_counted_is_one_ask(reflecting: Path, tmp_path: Path) -> None:
