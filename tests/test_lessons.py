@@ -278,6 +278,8 @@ def test_a_failure_is_routed_by_the_files_its_fix_changed(project: Path, run: Cl
         "the input device is not a TTY",
         "litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider you are trying to call.",
         "error: externally-managed-environment",
+        'OpenGPU error 403: {"detail":"Your tier does not have access to direct mode for openai.Qwen/Qwen3-Coder"}',
+        "Error: your account is not allowed to use this model",
     ],
 )
 def test_environment_facts_are_recognised(error: str) -> None:
@@ -291,6 +293,8 @@ def test_environment_facts_are_recognised(error: str) -> None:
         "error: unrecognized arguments: --foo",  # the project's own CLI, or the agent's typo
         "fatal: pathspec 'foo.py' did not match any files",  # a guessed path
         "ModuleNotFoundError: No module named 'app.utils'",  # a bug in the project
+        "RateLimitError: Rate limit reached for gpt-4o; please try again in 20s",  # passing noise
+        "HTTP 403: the user does not have access",  # the project's own authorisation
     ],
 )  # fmt: skip
 def test_code_errors_are_not_environment_facts(error: str) -> None:

@@ -129,6 +129,8 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"context (?:length|window)|maximum context|too many tokens|token limit|Argument list too long|"
         r"No space left on device|ENOSPC|out of memory|JavaScript heap out of memory|file too large|"
         r"LLM Provider NOT provided|model .{0,40}(?:not found|does not exist|not supported)|Unknown model|"
+        r"(?:tier|plan|account|key|token) does not have access to|"
+        r"not (?:allowed|permitted|authorized) to use (?:this|the) model|"
         r"externally-managed-environment|address already in use|EADDRINUSE|"
         r"requires? (?:Python|node|ruby|go|java)\s*(?:version\s*)?[<>=~^]|unsupported (?:engine|python version)",
         re.I)),
