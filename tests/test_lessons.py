@@ -280,6 +280,8 @@ def test_a_failure_is_routed_by_the_files_its_fix_changed(project: Path, run: Cl
         "error: externally-managed-environment",
         'OpenGPU error 403: {"detail":"Your tier does not have access to direct mode for openai.Qwen/Qwen3-Coder"}',
         "Error: your account is not allowed to use this model",
+        "bash: cannot create temp file for here-document: Operation not permitted",
+        "OSError: [Errno 30] Read-only file system: '/usr/lib/python3/dist-packages/x'",
     ],
 )
 def test_environment_facts_are_recognised(error: str) -> None:

@@ -114,6 +114,8 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"No module named '?(?:pip|venv|ensurepip|setuptools|pytest|distutils)\b|"
         r"could not find (?:a version|executable)|is not installed|not available on this (?:system|platform)",
         re.I | re.M)),
+    ("a file system the setup keeps read-only", re.compile(
+        r"Read-only file system|EROFS|cannot create temp file for here.?doc", re.I)),
     ("a branch or revision that is not there", re.compile(
         r"unknown revision|ambiguous argument '(?:main|master|origin/\w+|HEAD~?\d*)[.']|couldn't find remote ref|"
         r"src refspec \S+ does not match any|not a valid (?:object name|ref)|"
