@@ -16,7 +16,7 @@ from test_extraction_quality import _added, _learn
 
 from expertise_kit.fast.classify import tokens
 from expertise_kit.learning.extract import extract
-from expertise_kit.learning.quality import environment_gotcha, network_failure
+from expertise_kit.learning.quality import environment_gotcha, harness_noise, network_failure
 from expertise_kit.learning.rules import user_rules
 from expertise_kit.learning.transcripts import read_sessions
 from expertise_kit.learning.transcripts.model import Session, ToolCall
@@ -282,6 +282,7 @@ def test_a_failure_is_routed_by_the_files_its_fix_changed(project: Path, run: Cl
         "Error: your account is not allowed to use this model",
         "bash: cannot create temp file for here-document: Operation not permitted",
         "OSError: [Errno 30] Read-only file system: '/usr/lib/python3/dist-packages/x'",
+        "touch: cannot touch '/tmp/cache.db': Read-only file system",
     ],
 )
 def test_environment_facts_are_recognised(error: str) -> None:
@@ -297,10 +298,19 @@ def test_environment_facts_are_recognised(error: str) -> None:
         "ModuleNotFoundError: No module named 'app.utils'",  # a bug in the project
         "RateLimitError: Rate limit reached for gpt-4o; please try again in 20s",  # passing noise
         "HTTP 403: the user does not have access",  # the project's own authorisation
+        "AssertionError: assert 'Your plan does not have access to exports' == 'ok'",  # the project's own plans
+        "TypeError: Cannot read properties of undefined (reading 'numberOfSeats')",  # not EROFS
+        "OSError: [Errno 30] Read-only file system: '/output.txt'",  # a path the project's code got wrong
     ],
 )  # fmt: skip
 def test_code_errors_are_not_environment_facts(error: str) -> None:
     assert environment_gotcha(error) is None
+
+
+@pytest.mark.parametrize("why", ["Operation not permitted", "Read-only file system"])
+def test_a_sandboxed_git_dir_is_harness_noise_not_a_fact(why: str) -> None:
+    error = f"fatal: Unable to create '/w/.git/index.lock': {why}"
+    assert harness_noise(error) and environment_gotcha(error) is None
 
 
 @pytest.mark.parametrize(

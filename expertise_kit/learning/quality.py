@@ -62,7 +62,8 @@ _HARNESS: tuple[tuple[str, str], ...] = (
 _HARNESS_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Found \d+ matches of the string to replace"), "the edit tool's old text matched more than once"),
     (re.compile(r"^command timed out after \d+ milliseconds", re.M), "the harness's time limit for one call"),
-    (re.compile(r"\.git/[^\s'\"]*'?:? Operation not permitted"), "the agent's sandbox keeps .git read-only"),
+    (re.compile(r"\.git/[^\s'\"]*'?:? (?:Operation not permitted|Read-only file system)"),
+     "the agent's sandbox keeps .git read-only"),
 )
 # The network to a remote host failed: a flaky connection or a sandbox without network, not a lesson about
 # the project. (A refused connection to a local server is kept: "start the dev server first" is one.)
@@ -114,8 +115,10 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"No module named '?(?:pip|venv|ensurepip|setuptools|pytest|distutils)\b|"
         r"could not find (?:a version|executable)|is not installed|not available on this (?:system|platform)",
         re.I | re.M)),
-    ("a file system the setup keeps read-only", re.compile(
-        r"Read-only file system|EROFS|cannot create temp file for here.?doc", re.I)),
+    ("a file system the setup keeps read-only", re.compile(  # the system's, not a path the project's code got wrong
+        r"cannot create temp file for here.?doc|"
+        r"(?:^|[\s'\"])/(?:usr|opt|etc|nix|System|tmp|var)/[^\s'\"]*'?:? Read-only file system|"
+        r"Read-only file system: '/(?:usr|opt|etc|nix|System|tmp|var)/", re.I | re.M)),
     ("a branch or revision that is not there", re.compile(
         r"unknown revision|ambiguous argument '(?:main|master|origin/\w+|HEAD~?\d*)[.']|couldn't find remote ref|"
         r"src refspec \S+ does not match any|not a valid (?:object name|ref)|"
@@ -131,7 +134,8 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"context (?:length|window)|maximum context|too many tokens|token limit|Argument list too long|"
         r"No space left on device|ENOSPC|out of memory|JavaScript heap out of memory|file too large|"
         r"LLM Provider NOT provided|model .{0,40}(?:not found|does not exist|not supported)|Unknown model|"
-        r"(?:tier|plan|account|key|token) does not have access to|"
+        r"\b(?:tier|plan|account|key|token) does not have access to .{0,80}?"
+        r"(?:\bmodels?\b|\b(?:gpt|claude|gemini|qwen|llama|mistral|deepseek|codestral|grok)\b)|"
         r"not (?:allowed|permitted|authorized) to use (?:this|the) model|"
         r"externally-managed-environment|address already in use|EADDRINUSE|"
         r"requires? (?:Python|node|ruby|go|java)\s*(?:version\s*)?[<>=~^]|unsupported (?:engine|python version)",

@@ -1,13 +1,14 @@
 """The agent as its own reflector (``--reflect``, docs/reflect.md).
 
 At the end of a turn, the agent's end-of-turn hook (Claude Code's and Codex's ``Stop``, Gemini CLI's
-``AfterAgent``) may send the agent back with a reason. When the transcript holds candidate lessons the
-session was not shown yet (failures, fixed or not, new or seen again; the user's rules and corrections;
-patterns seen again), or it was asked before and has since doubled, we do, at most ``MAX_ASKS`` times a
-session: the reason lists the candidates compactly and asks for at most three lessons, written with
-``expertise add ... --session ID``. Those entries carry ``source: agent`` and the session; the learner
-later keeps the agent's wording where it parsed the same lesson from the same session. Most turns' ends
-stop at ``fast.reflectgate``'s first look and never load this module.
+``AfterAgent``) may send the agent back with a reason, at most ``MAX_ASKS`` times a session: when the
+transcript holds candidate lessons the session was not shown yet (failures, fixed or not, new or seen
+again; the user's rules and corrections; patterns seen again), when it was asked before and has since
+doubled, or when it was never asked and has made ``MANY_CALLS`` tool calls. The reason lists the
+candidates compactly and asks for at most three lessons, written with ``expertise add ... --session ID``.
+Those entries carry ``source: agent`` and the session; the learner later keeps the agent's wording where
+it parsed the same lesson from the same session. Most turns' ends stop at ``fast.reflectgate``'s first
+look and never load this module.
 
 What a session was asked is remembered in the cache directory (never committed):
 ``reflect/<session>.json`` holds when it was first asked, how often, the characters sent, the candidates
