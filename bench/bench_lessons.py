@@ -116,6 +116,15 @@ def transcripts_of(spec: dict[str, Any]) -> list[Path]:
     return sorted(main, key=_time_key)
 
 
+def session_key(path: Path) -> str:
+    """The session's id as its hook would name it, so the agent's lesson and the parsed one of the same
+    session can be found to be one (docs/reflect.md)."""
+    from expertise_kit.learning.transcripts import iter_sessions
+    from expertise_kit.learning.transcripts.model import safe_session_id
+
+    return next((safe_session_id(s.id) for s in iter_sessions([path], "auto", []) if s.id), path.stem)
+
+
 def stand_in_lessons(name: str) -> dict[str, list[dict[str, Any]]]:
     """``bench/lessons/<series>.reflect.json``: by session (its place in the series), the lessons a model
     standing in for the agent wrote when asked to reflect (docs/reflect.md); empty where none were recorded."""
@@ -130,9 +139,10 @@ def run_series(spec: dict[str, Any], verdicts: dict[str, str], *, reflect: bool 
     try:
         for n, path in enumerate(transcripts_of(spec)):
             replay._cli("learn", str(path))
-            for lesson in written.get(str(n), []):  # as the agent would, asked at that session's end
+            key = session_key(path) if written.get(str(n)) else ""
+            for lesson in written.get(str(n), []):  # as the agent would, asked in that session
                 extra = [f"--{k}={lesson[k]}" for k in ("error", "solution") if lesson.get(k)]
-                text = [lesson["domain"], lesson["section"], lesson["text"], *extra, f"--session=stand-in-{n}"]
+                text = [lesson["domain"], lesson["section"], lesson["text"], *extra, f"--session={key}"]
                 replay._cli("add", *text)
         records = [record for _, record in replay.entries()]
         figures.entries = len(records)
