@@ -52,3 +52,29 @@ def test_every_lesson_file_is_well_formed(path: Path) -> None:
 def test_the_lesson_files_hold_series_tuned_on_and_held_out() -> None:
     held = [json.loads(p.read_text(encoding="utf-8"))["held_out"] for p in FILES]
     assert held.count(True) >= 4 and held.count(False) >= 4
+
+
+REFLECTED = sorted(LESSONS.glob("*.reflect.json"))
+
+
+@pytest.mark.parametrize("path", REFLECTED, ids=[p.name.split(".")[0] for p in REFLECTED])
+def test_every_stand_in_file_is_well_formed(path: Path) -> None:
+    from expertise_kit.vocab import DEFAULT_DOMAINS, SECTIONS
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["series"] == path.name.removesuffix(".reflect.json") and data["note"]
+    spec = json.loads((LESSONS / f"{data['series']}.json").read_text(encoding="utf-8"))
+    assert not spec["series"].startswith("aider-")  # Aider has no end-of-turn hook to ask it
+    for session, lessons in data["sessions"].items():
+        assert session.isdigit()
+        for lesson in lessons:
+            assert lesson["domain"] in DEFAULT_DOMAINS and lesson["section"] in {s.name for s in SECTIONS}
+            assert lesson["text"] and lesson["ask"] >= 0
+
+
+def test_the_stand_in_writes_under_the_sessions_own_id(tmp_path: Path) -> None:
+    from bench_lessons import session_key
+    from builders import shop_session
+
+    transcript = shop_session("5e55104e-1d2c-4b1a-9f00-00000000abcd").write(tmp_path / "other-name.jsonl")
+    assert session_key(transcript) == "5e55104e-1d2c-4b1a-9f00-00000000abcd"
