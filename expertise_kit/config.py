@@ -38,7 +38,7 @@ failure_retention_days: {DEFAULT_RETENTION_DAYS}  # `expertise validate` prunes 
 core_files_max: {DEFAULT_CORE_FILES_MAX}  # learned key files a domain: edited in 2+ sessions, or central in history
 shared: on  # on: read and publish the shared layer (refs/expertise/shared); read: only read it; off: neither
 shared_retire_days: {DEFAULT_RETIRE_DAYS}  # days after its branches were deleted unmerged that a lesson leaves it
-reflect: off  # at a session's end, ask the agent once to write its lessons: off, failures or always (docs/reflect.md)
+reflect: off  # ask the agent to write its lessons, at most 4 times a session: off, failures or always (docs/reflect.md)
 # The seven built-in domains ({", ".join(DEFAULT_DOMAINS)}) always exist.
 # Add your own here, or extend a built-in domain's rules. For example:
 #   payments:
