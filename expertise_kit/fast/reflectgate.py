@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Look", "first_look", "cached_mode", "switched_off", "ENV_SWITCH", "MAX_TRANSCRIPT_BYTES", "MARKER_BYTES",
-    "marker_path", "read_marker", "MAX_ASKS", "REGROWTH", "LONG_SINCE",
+    "marker_path", "read_marker", "write_marker", "MAX_ASKS", "REGROWTH", "LONG_SINCE",
 ]  # fmt: skip
 
 ENV_SWITCH = "EXPERTISE_REFLECT"  # "off" (or 0, no, false) in the agent's environment: no reflection this session
@@ -74,11 +74,20 @@ def switched_off(env: dict[str, str] | os._Environ[str]) -> bool:
     return env.get(ENV_SWITCH, "").strip().lower() in _OFF
 
 
+def write_marker(path: str, data: dict[str, Any]) -> None:
+    """A session's marker, written whole or not at all."""
+    import json  # only when a marker changes: it holds a time, which fastjson does not write
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temp = f"{path}.{os.getpid()}.tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(temp, path)
+
+
 def _answered(expertise_dir: str, payload: dict[str, Any]) -> None:
     """The end of the turn our reason brought about: what the agent wrote in it (our reason, its `add`
     calls) is no growth of the session, so the marker takes the transcript's size now."""
-    import json  # once an ask: the marker holds a time, which fastjson does not write
-
     key, transcript = session_key(payload), payload.get("transcript_path")
     if key is None or not isinstance(transcript, str) or not transcript:
         return
@@ -88,10 +97,7 @@ def _answered(expertise_dir: str, payload: dict[str, Any]) -> None:
         return
     try:
         size = os.stat(os.path.abspath(os.path.expanduser(transcript))).st_size
-        temp = f"{marker}.{os.getpid()}.tmp"
-        with open(temp, "w", encoding="utf-8") as handle:
-            json.dump({**state, "size": size, "asked_size": size}, handle)
-        os.replace(temp, marker)
+        write_marker(marker, {**state, "size": size, "asked_size": size})
     except (OSError, TypeError, ValueError):
         pass  # the next look only comes a little sooner
 

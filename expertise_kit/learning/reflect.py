@@ -18,7 +18,6 @@ shown, and the ids the agent wrote.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import time
@@ -26,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from expertise_kit.fast.reflectgate import LONG_SINCE, MAX_ASKS, Look, marker_path, read_marker
+from expertise_kit.fast.reflectgate import LONG_SINCE, MAX_ASKS, Look, marker_path, read_marker, write_marker
 from expertise_kit.learning.transcripts.prompts import REFLECTION_PREFIX
 from expertise_kit.vocab import WORDING_FIELDS
 
@@ -59,14 +58,6 @@ def _prune_markers(directory: str, now: float) -> None:
     from expertise_kit.fast.session import prune_old
 
     prune_old(directory, now, MARKER_DAYS * 86400)
-
-
-def _write_marker(path: str, data: dict[str, Any]) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    temp = f"{path}.{os.getpid()}.tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    os.replace(temp, path)
 
 
 def reflect_mode(expertise_dir: str) -> str:
@@ -124,7 +115,7 @@ def reflect_stop(agent: str, look: Look, send_back: Callable[[str], None]) -> st
     # that has since doubled, or one never asked that has made many tool calls.
     long_since = isinstance(last, int) and size >= last * LONG_SINCE if asked else calls >= MANY_CALLS
     if not candidates and not long_since:
-        _write_marker(marker, {**state, "size": size})
+        write_marker(marker, {**state, "size": size})
         return None
     shown: list[dict[str, Any]] = []
     reason = compose(
@@ -133,7 +124,7 @@ def reflect_stop(agent: str, look: Look, send_back: Callable[[str], None]) -> st
     )  # fmt: skip
     asks, chars = (state.get("asks", 1), state.get("chars", 0)) if asked else (0, 0)
     found = _ids(state, "candidates") if asked else []
-    _write_marker(
+    write_marker(
         marker,
         {
             "asked": state.get("asked") or time.time(),  # the first time; stats count sessions from it
@@ -161,7 +152,7 @@ def _ids(state: dict[str, Any], name: str) -> list[str]:
 
 
 def _fixed(candidate: dict[str, Any]) -> bool:
-    return not candidate["kind"].startswith("failure") or not candidate["text"].endswith(_NO_FIX)
+    return bool(candidate.get("fixed", True))
 
 
 def _domains(expertise_dir: str) -> list[str]:
@@ -216,12 +207,10 @@ def _candidates(expertise_dir: str, transcript: str) -> list[dict[str, Any]]:
     store = Store(find_project(Path(expertise_dir).parent))
     report = learn_from(store, [Path(transcript)], dry_run=True)
     # A failure is shown as command, error and fix: the agent needs all three to judge it.
-    said = {
-        identity(learning): _failure_said(learning.raw)
-        for extraction in report.extractions
-        for learning in extraction.learnings
-        if learning.section == "learned_from_failures"
-    }
+    learnings = [x for extraction in report.extractions for x in extraction.learnings]
+    failures = [x for x in learnings if x.section == "learned_from_failures"]
+    said = {identity(x): _failure_said(x.raw) for x in failures}
+    unfixed = {identity(x) for x in failures if not x.raw.get("solution")}
     found: dict[str, dict[str, Any]] = {}
     for domain, merge in report.domains.items():
         for added in merge.added:
@@ -239,6 +228,8 @@ def _candidates(expertise_dir: str, transcript: str) -> list[dict[str, Any]]:
         if held["kind"] in ("failure", "fact"):
             text = said.get(held["id"]) or held["text"]
             found[held["id"]] = {"id": held["id"], "kind": held["kind"], "domain": held["domain"], "text": text}
+    for candidate in found.values():
+        candidate["fixed"] = candidate["id"] not in unfixed
     order = {"failure": 0, "failure again": 1, "fact": 2, "fact again": 3, "rule": 4, "recurring": 5, "pattern": 6}
     return sorted(found.values(), key=lambda c: order.get(c["kind"], 9))
 
@@ -246,10 +237,9 @@ def _candidates(expertise_dir: str, transcript: str) -> list[dict[str, Any]]:
 def _failure_said(raw: dict[str, Any]) -> str:
     issue, error, solution = (str(raw.get(k) or "") for k in ("issue", "error", "solution"))
     head = f"{_one_line(issue, 90)} [{_one_line(error, 90)}]" if issue and error else issue or error
-    return f"{head} -> {solution}" if solution else f"{head} {_NO_FIX}"
+    return f"{head} -> {solution}" if solution else f"{head} (no fix found)"
 
 
-_NO_FIX = "(no fix found)"
 _LABELS = {
     "failure": "failure",
     "failure again": "failure seen again",
@@ -284,8 +274,14 @@ _END = "[end of candidates]"
 
 
 def compose(
-    candidates: list[dict[str, Any]], key: str, domains: list[str], *, mcp: bool = False, program: str = "expertise",
-    listed: list[dict[str, Any]] | None = None, since: bool = True,
+    candidates: list[dict[str, Any]],
+    key: str,
+    domains: list[str],
+    *,
+    mcp: bool = False,
+    program: str = "expertise",
+    listed: list[dict[str, Any]] | None = None,
+    since: bool = True,
 ) -> str:
     """The reason the agent is sent back with: at most ``MAX_REASON_CHARS`` characters. With no candidates
     (much work since the last ask, or ``since`` False: a long session never asked), it asks about that
@@ -358,8 +354,6 @@ def lesson_words(item: Any) -> str:
     return " ".join(str(getattr(item, k, "") or "") for k in WORDING_FIELDS)
 
 
-
-
 def asked_candidates(expertise_dir: str, key: str) -> set[str] | None:
     """The ids of the candidates session ``key`` was shown, if this clone asked it."""
     found = read_marker(marker_path(expertise_dir, key)).get("candidates")
@@ -382,7 +376,7 @@ def note_written(expertise_dir: str, key: str, ids: list[str]) -> None:
     written = [str(i) for i in state.get("written") or []]
     state["written"] = [*written, *(i for i in ids if i not in written)]
     with contextlib.suppress(OSError):  # the entry is committed; the count for stats is a nicety
-        _write_marker(path, state)
+        write_marker(path, state)
 
 
 def asked_sessions(expertise_dir: str) -> list[dict[str, Any]]:
