@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import IDENTITY, bench_env, expertise_argv, p50, row, temp_repo  # noqa: E402
-from bench_lessons import LESSONS, TRANSCRIPTS, entry_text, expresses, transcripts_of  # noqa: E402
+from bench_lessons import LESSONS, TRANSCRIPTS, entry_text, expresses, stand_in_lessons, transcripts_of  # noqa: E402
 
 from expertise_kit import Expertise  # noqa: E402
 from expertise_kit.agents.installer import hook_command  # noqa: E402
@@ -103,14 +103,8 @@ def timing(runs: int) -> None:
 
 
 def _stand_in(name: str) -> list[str]:
-    """The lessons recorded in ``bench/lessons/<series>.reflect.json``: what a model standing in for the agent
-    wrote when asked, having read only the session's own transcript and the reason (never the lesson list)."""
-    path = LESSONS / f"{name}.reflect.json"
-    if not path.is_file():
-        return []
-    sessions = json.loads(path.read_text())["sessions"]
-    fields = ("text", "error", "solution")
-    return [" ".join(str(lesson.get(k) or "") for k in fields) for lessons in sessions.values() for lesson in lessons]
+    """The lessons a model standing in for the agent wrote when asked (``bench_lessons.stand_in_lessons``)."""
+    return [entry_text(lesson) for lessons in stand_in_lessons(name).values() for lesson in lessons]
 
 
 def series(group: str) -> None:
