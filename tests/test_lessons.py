@@ -339,6 +339,47 @@ def test_a_gotcha_is_kept_the_first_time_with_the_workaround(project: Path, run:
     assert "then `gofmt -w ./cmd` worked" in stored["`gofumpt -w ./cmd`"]["solution"]
 
 
+def test_no_network_with_an_offline_run_that_worked_is_a_fact_and_an_outage_alone_is_not(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    down = "error: failed to get `serde` as a dependency\n\nCaused by:\n  Could not resolve host: index.crates.io\n"
+    s = ClaudeSession()
+    s.prompt("check the config loader")
+    s.bash("rm -rf /tmp/t && cargo new /tmp/t && cargo run --manifest-path /tmp/t/Cargo.toml", down, exit_code=101)
+    s.bash("cargo run --offline --manifest-path /tmp/t/Cargo.toml", "ok")
+    s.bash("pip install requests", "ERROR: Could not resolve host: pypi.org", exit_code=1)  # no way around it
+    s.bash("pip list", "requests 2.31")
+    s.say("done")
+    data = _learn(run, s.write(tmp_path / "a.jsonl"))
+    [stored] = [e for e in _entries(run, "general") if e["section"] == "learned_from_failures"]
+    assert stored["error"] == "Could not resolve host: index.crates.io"  # the cause, not the first line
+    assert "cargo run --offline" in stored["solution"]
+    rejected = [r for d in data["domains"].values() for r in d["rejected"]]
+    assert any("pypi.org" in r["text"] and "network" in r["reason"] for r in rejected)
+
+
+@pytest.mark.parametrize("passes_in_the_end", [False, True])
+def test_a_failure_tried_again_and_again_and_never_passing_is_kept_as_an_open_problem(
+    project: Path, run: Cli, tmp_path: Path, passes_in_the_end: bool
+) -> None:
+    s = ClaudeSession()
+    s.prompt("make the production build pass")
+    for _ in range(3):
+        s.bash("npm run build", "Build error occurred\n[TypeError: generate is not a function]", exit_code=1)
+        s.bash("rm -rf .next", "")
+    if passes_in_the_end:
+        s.bash("npm run build", "Compiled successfully")  # it passed: no open problem, nothing to keep yet
+    s.say("done")
+    data = _learn(run, s.write(tmp_path / "a.jsonl"))
+    stored = [e for e in _entries(run, "general") if e["section"] == "learned_from_failures"]
+    if passes_in_the_end:
+        assert stored == [] and len(data["held"]) == 1
+    else:
+        [entry] = stored
+        assert entry["issue"] == "`npm run build`, unresolved after 3 tries in one session"
+        assert "generate is not a function" in entry["error"] and not entry.get("solution")
+
+
 # -- Aider ----------------------------------------------------------------------------------------------
 
 _AIDER = """\

@@ -22,10 +22,12 @@ from expertise_kit.clock import iso
 from expertise_kit.document.ids import error_signature, normalise_path
 from expertise_kit.fast.render import strip_controls
 from expertise_kit.learning.quality import (
+    OFFLINE_RUN,
     command_typo,
     environment_gotcha,
     harness_noise,
     network_failure,
+    network_line,
     says_nothing,
 )
 from expertise_kit.learning.redact import redact
@@ -85,6 +87,7 @@ _ERRORISH = re.compile(
     r"(?![\w-]*\.\w|/)",  # not a file or directory named so (`error.test.ts`, `errors/`)
     re.I,
 )
+STUCK_TRIES = 3  # a failure seen this often in one session, never passing after, is an open problem
 _WEB_TOOLS = {"WebFetch", "WebSearch", "web_search", "web_fetch", "google_web_search"}
 # A file an error names: a traceback's `File "x.py", line 3`, a compiler's `src/a.rs:12:5`.
 _NAMED_FILE = re.compile(r"(?<![\w./~-])([\w./~-]{1,200}\.[A-Za-z]{1,6})(?:\"?, line \d+|:\d+)")
@@ -102,6 +105,7 @@ class Learning:
     gotcha: bool = False  # a fact about the machine or the setup: kept the first time, fix or not
     fix_files: list[str] = field(default_factory=list)  # what the fix changed: where the lesson lives
     recur_first: bool = False  # held until another session sees it too, though it has a fix
+    stuck: bool = False  # failed STUCK_TRIES times in the session and never passed: kept the first time
 
 
 @dataclass
@@ -662,6 +666,20 @@ def _found_elsewhere(call: ToolCall, later: list[ToolCall], ctx: _Context) -> st
     return None
 
 
+def _offline_run(failed: ToolCall, later: list[ToolCall]) -> ToolCall | None:
+    """The run of the same program that worked offline after ``failed`` could not reach the network
+    (`cargo run --offline` after crates.io did not resolve), or None: with no way around it seen, a
+    failed connection is taken as passing."""
+    program = main_program(failed.command).split(" ", 1)[0] if failed.command else ""
+    if not program:
+        return None
+    for call in later[:20]:
+        command = call.command or ""
+        if call.ok is True and OFFLINE_RUN.search(command) and main_program(command).split(" ", 1)[0] == program:
+            return call
+    return None
+
+
 def _lookup_miss(call: ToolCall, error: str) -> bool:
     """A read-only look-up that found nothing: the agent guessing a path, not a project lesson. A compound
     of look-ups and helpers (`sleep 60 && ls -t out/ | head && tail log.txt`) is one too."""
@@ -681,6 +699,8 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
     session = extraction.session
     seen: dict[str, dict[str, Any]] = {}  # error signature -> the failure learned for it
     first_calls: dict[str, ToolCall] = {}  # error signature -> the call that first failed with it
+    tries: dict[str, tuple[int, list[ToolCall]]] = {}  # error signature -> its sightings, the calls after the last
+    learned: dict[str, Learning] = {}
     for calls in session.threads.values():
         for position, call in enumerate(calls):
             if call.interrupted and call.ok is False:  # kept in --json, but no failure of the code
@@ -704,6 +724,17 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue
             error = pick_error(scrubbed) or ctx.first_line(scrubbed, ERROR_CHARS)
+            unreachable = network_line(scrubbed) if call.command else None
+            offline = _offline_run(call, calls[position + 1 :]) if unreachable else None
+            if unreachable and offline is not None:  # no network here, and the session found the way around it
+                fact = {"issue": issue, "error": ctx.clean(unreachable, ERROR_CHARS)}
+                fact["solution"] = ctx.clean(_command_change(call.command, offline.command, ctx), ERROR_CHARS)
+                fact.update(_provenance(session, call.timestamp))
+                extraction.learnings.append(Learning(
+                    "failure", "learned_from_failures", fact, f"{issue} {fact['error']}", [],
+                    main_program(call.command), gotcha=True,
+                ))  # fmt: skip
+                continue
             typo = command_typo(error) or network_failure(error)
             if typo:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", typo))
@@ -731,10 +762,13 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             solution = _solution(call, signature, calls[position + 1 :], ctx)
             if earlier is not None:  # seen unsolved earlier in the session: this sighting may bring the fix
                 first = first_calls[signature]  # not another script's same error: the same program, same target
-                if solution and _kind_key(first) == _kind_key(call) and _same_target(first, call):
-                    earlier["solution"] = ctx.clean(solution, ERROR_CHARS)
+                if _kind_key(first) == _kind_key(call) and _same_target(first, call):
+                    if solution:
+                        earlier["solution"] = ctx.clean(solution, ERROR_CHARS)
+                    tries[signature] = (tries[signature][0] + 1, calls[position + 1 :])
                 continue
             first_calls[signature] = call
+            tries[signature] = (1, calls[position + 1 :])
             raw: dict[str, Any] = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS)}
             seen[signature] = raw
             if solution:
@@ -748,6 +782,16 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             )  # fmt: skip
             learning.fix_files = _fix_files(call, calls[position + 1 :], rel) if solution else []
             extraction.learnings.append(learning)
+            learned[signature] = learning
+    # Tried again and again and never got past: an open problem the next session should know of, fix or not.
+    for signature, (count, after) in tries.items():
+        first = first_calls[signature]
+        if count >= STUCK_TRIES and signature in learned and not seen[signature].get("solution"):
+            key = _kind_key(first)
+            if not any(c.ok is True and _kind_key(c) == key and _same_target(first, c) for c in after):
+                learned[signature].stuck = True
+                raw = learned[signature].raw
+                raw["issue"] = ctx.clean(f"{raw['issue']}, unresolved after {count} tries in one session", ISSUE_CHARS)
 
 
 # A compaction summary's "Errors and fixes" section: items that start with "Error" (a bullet or a bold

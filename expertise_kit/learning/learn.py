@@ -227,7 +227,7 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
                     continue
                 room[domain] = room.get(domain, 0) - 1
             elif entry and entry not in homes and (
-                learning.recur_first or learning.section == FAILURES and not learning.gotcha
+                learning.recur_first or learning.section == FAILURES and not (learning.gotcha or learning.stuck)
             ):
                 released = held.sight(entry, learning.section, raw)
                 if released is None:

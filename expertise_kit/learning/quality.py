@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 __all__ = [
-    "rejection_reason", "harness_noise", "command_typo", "network_failure", "says_nothing", "solution_names_action",
-    "generic_pattern", "environment_gotcha",
+    "rejection_reason", "harness_noise", "command_typo", "network_failure", "network_line", "says_nothing",
+    "solution_names_action", "generic_pattern", "environment_gotcha", "OFFLINE_RUN",
 ]  # fmt: skip
 
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
@@ -73,6 +73,12 @@ _TRANSIENT = re.compile(
     r"\bnpm (?:error|ERR!) code (?:EAI_AGAIN|ENOTFOUND|ECONNRESET|ETIMEDOUT)\b|"
     r"Failed to connect to (?!localhost|127\.0\.0\.1|\[?::1)[\w.-]+ port \d+|"
     r"unable to access '[^']+': (?:Operation timed out|Connection timed out|SSL_ERROR_SYSCALL)"
+)
+# A run that needs no network: how a session gets on with its work on a machine that has none. A failed
+# connection fixed by one of these is a fact about the machine, not a passing outage.
+OFFLINE_RUN = re.compile(
+    r"(?:^|\s)(?:--offline|--frozen|--no-index|--prefer-offline|--no-network|--network[= ]none)\b|"
+    r"\b(?:GOPROXY=off|GOFLAGS=-mod=vendor|PIP_NO_INDEX=\S+|[A-Z_]*_OFFLINE=1)\b"
 )
 # A model provider's rate limit, quota or overload: wait and retry, nothing about the project. Spelled as
 # the providers and their clients print it, so a project's own rate limiter or a `line 429` is not one.
@@ -179,6 +185,16 @@ def network_failure(error: str) -> str | None:
     return "transient: the network to a remote host failed" if _TRANSIENT.search(error) else None
 
 
+def network_line(output: str) -> str | None:
+    """The line of ``output`` that says a remote host could not be reached, stripped, or None."""
+    found = _TRANSIENT.search(output)
+    if found is None:
+        return None
+    start = output.rfind("\n", 0, found.start()) + 1
+    end = output.find("\n", found.end())
+    return output[start : end if end >= 0 else len(output)].strip()
+
+
 def says_nothing(error: str) -> bool:
     """An error with nothing in it beyond a word like "failed" or an exit code."""
     stripped = error.strip()
@@ -207,7 +223,9 @@ def rejection_reason(kind: str, raw: dict[str, Any]) -> str | None:
     """Why ``raw`` should not be stored, or None when it may be."""
     if kind == "failure":
         error = str(raw.get("error") or "").strip()
-        noise = harness_noise(f"{error}\n{raw.get('issue') or ''}") or command_typo(error) or network_failure(error)
+        offline = bool(OFFLINE_RUN.search(str(raw.get("solution") or "")))  # no network here: worked around
+        noise = harness_noise(f"{error}\n{raw.get('issue') or ''}") or command_typo(error)
+        noise = noise or (None if offline else network_failure(error))
         if noise:
             return noise
         if says_nothing(error):
