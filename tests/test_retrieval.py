@@ -185,6 +185,26 @@ def test_a_long_session_on_many_topics_stays_within_twice_its_first_prompt(proje
     assert f"{topics[-1]} module" in fresh  # another session starts with a full budget
 
 
+def test_session_start_and_the_first_prompt_together_stay_within_3000_characters(project: Path) -> None:
+    rule = "  - Convention {} is to keep the {} handlers small, name them after the route and log each retry at info\n"
+    rules = "".join(rule.format(n, n) for n in range(30))
+    facts = "".join(
+        f"  - {_learned(f'The invoice module {n} keeps its invoice rules in shop/invoice_{n}.py and checks them')}\n"
+        for n in range(40)
+    )  # fmt: skip
+    (project / ".expertise" / "general.yaml").write_text("domain: general\nbest_practices:\n" + rules)
+    (project / ".expertise" / "api.yaml").write_text("domain: api\npatterns:\n" + facts)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "a full store")
+    settle(project)
+    start = _start(project, "sess-full")
+    first = _prompt(project, "change how the invoice rules are checked", "sess-full")
+    assert len(start) > 1000 and first  # both had plenty to say
+    assert len(start) + len(first) <= 3000
+    alone = _prompt(project, "change how the invoice rules are checked", "sess-no-start")
+    assert len(alone) > 3000 - len(start)  # with no essentials given, the first prompt has the room
+
+
 def test_missing_or_corrupt_session_state_never_breaks_the_hook(project: Path) -> None:
     _store(project)
     _start(project, "sess-9")

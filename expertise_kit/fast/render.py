@@ -128,9 +128,12 @@ def _line(entry: dict[str, Any]) -> str:
     if kind == FILES:
         return f"- {_inert_path(str(entry.get('path', '')))}"
     if kind == FAILURES:
-        text = f"- {_quote(entry.get('issue') or '')}"
-        if entry.get("error"):
-            text += f" failed with {_quote(entry['error'])}"
+        issue, error = str(entry.get("issue") or ""), str(entry.get("error") or "")
+        if issue and error.startswith(issue) and len(error) > len(issue) + 10:  # a summary's "Title: what failed"
+            error = error[len(issue) :].lstrip(" :-")
+        text = f"- {_quote(issue)}"
+        if error:
+            text += f" failed with {_quote(error)}"
         if entry.get("solution"):
             text += f"; fix: {_quote(entry['solution'])}"
         return text

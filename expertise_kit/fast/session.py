@@ -42,27 +42,35 @@ def injected(expertise_dir: str, key: str | None, now: float | None = None) -> l
     if not data:
         return []
     lines = data.decode("ascii", "replace").split("\n")
-    _SPENT[key] = _spent_line(lines[0]) if lines else (0, 0)
+    _SPENT[key] = _spent_line(lines[0]) if lines else (0, 0, 0)
     ids = [line for line in lines if line and set(line) <= _SAFE]
     return ids[-MAX_IDS:]
 
 
-# Per session (as ``injected`` last read it): the characters its first answered prompt got, and all its
-# prompts together. The file's first line holds them, `=<first>,<total>`, which no id can look like.
-_SPENT: dict[str, tuple[int, int]] = {}
+# Per session (as ``injected`` last read it): the characters its first answered prompt got, all its
+# prompts together, and the essentials at its start. The file's first line holds them,
+# `=<first>,<total>,<start>`, which no id can look like (a file without the third number has none).
+_SPENT: dict[str, tuple[int, int, int]] = {}
+START_AND_FIRST_CHARS = 3000  # session start and the first prompt together (PRODUCT.md's budget)
 
 
-def _spent_line(line: str) -> tuple[int, int]:
-    first, _, total = line[1:].partition(",") if line.startswith("=") else ("", "", "")
-    return (int(first), int(total)) if first.isdigit() and total.isdigit() else (0, 0)
+def _spent_line(line: str) -> tuple[int, int, int]:
+    numbers = line[1:].split(",") if line.startswith("=") else []
+    if len(numbers) not in (2, 3) or not all(n.isdigit() for n in numbers):
+        return (0, 0, 0)
+    first, total, start = (int(n) for n in [*numbers, "0"][:3])
+    return (first, total, start)
 
 
 def prompt_budget(key: str | None, limit: int) -> int:
-    """How many characters a prompt of this session may get: all its prompts together stay within twice
-    what the first one that got anything did (``limit`` for that first one), so a long session's
-    injections do not grow with every prompt. Call after ``injected``."""
-    first, total = _SPENT.get(key or "", (0, 0))
-    return limit if not first else max(0, min(limit, 2 * first - total))
+    """How many characters a prompt of this session may get: the first one that gets anything what the
+    essentials at session start left of ``START_AND_FIRST_CHARS`` (``limit`` at most); all its prompts
+    together within twice what that first one got, so a long session's injections do not grow with every
+    prompt. Call after ``injected``."""
+    first, total, start = _SPENT.get(key or "", (0, 0, 0))
+    if not first:
+        return max(0, min(limit, START_AND_FIRST_CHARS - start))
+    return max(0, min(limit, 2 * first - total))
 
 
 def remember(
@@ -78,9 +86,11 @@ def remember(
     against the session's prompt budget when a ``prompt`` got them, and log them for `expertise stats`."""
     if key is None or not ids:
         return
-    first, total = _SPENT.get(key, (0, 0)) if given else (0, 0)
+    first, total, start = _SPENT.get(key, (0, 0, 0)) if given else (0, 0, 0)
     if prompt:
         first, total = first or chars, total + chars
+    elif not first:
+        start += chars  # the essentials, before any prompt got anything
     directory = _directory(expertise_dir)
     path = os.path.join(directory, key)
     merged = list(dict.fromkeys([*given, *ids]))[-MAX_IDS:]
@@ -90,7 +100,7 @@ def remember(
             prune_old(directory, now or time.time())
         temp = f"{path}.{os.getpid()}.tmp"
         with open(temp, "w", encoding="ascii") as handle:
-            handle.write(f"={first},{total}\n" + "\n".join(merged) + "\n")
+            handle.write(f"={first},{total},{start}\n" + "\n".join(merged) + "\n")
         os.replace(temp, path)
     except OSError:
         pass  # the hook's answer matters more than remembering it
