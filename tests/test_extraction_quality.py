@@ -400,6 +400,24 @@ def test_a_failure_hidden_in_exit_0_output_counts() -> None:
     assert extraction.failures_seen == 1
 
 
+def test_a_compiler_error_piped_away_from_its_exit_code_is_no_success() -> None:
+    ts2769 = "src/agent.ts(40,5): error TS2769: No overload matches this call."
+    session = _session(
+        _SaidCall("1", "Bash", command="npm run build", ok=False,
+                  error="src/agent.ts(217,9): error TS2322: Type '\"press\"' is not assignable to type 'Kind'."),
+        _SaidCall("2", "Edit", paths=(f"{CWD}/src/types.ts",), modifies=(f"{CWD}/src/types.ts",), ok=True,
+                  excerpt="type Kind = 'click' | 'press'"),
+        _SaidCall("3", "Bash", command="npm run build 2>&1 | head -50", ok=True, output=ts2769),
+        _SaidCall("4", "Bash", command="grep -rn 'error TS' notes | head", ok=True, output=f"notes/a.md:3: {ts2769}"),
+    )  # fmt: skip
+    failures = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+    first = next(f for f in failures if "TS2322" in f["error"])
+    assert "head -50` worked" not in first["solution"]  # it did not: it failed with another error
+    assert "'click' | 'press'" in first["solution"]  # the edit that made this error go away
+    assert [f for f in failures if "TS2769" in f["error"]]  # the piped build's own failure
+    assert not [f for f in failures if "grep" in f["issue"]]  # a look-up that found the words is no failure
+
+
 def test_compaction_summaries_give_failure_fix_pairs() -> None:
     summary = (
         "Summary:\n1. Primary Request:\n   Build it\n\n4. Errors and fixes:\n"

@@ -206,6 +206,8 @@ _CODE = re.compile(
     r"const|let|var|import|from|function|catch|rescue|raise|throw|except)\b|[;{]\s*$|^\}|^\s*#"
 )
 _HIDDEN = re.compile(r"^FAILED\b|^FAIL\b|\b[1-9]\d* (?:failed|failures?|errors?)\b|^Traceback \(most recent", re.M)
+# A compiler's error in a check's piped output (`npm run build 2>&1 | head`): tsc, rustc and cargo, gcc and clang.
+_COMPILER_ERROR = re.compile(r"\berror TS\d{4}:|^error(?:\[E\d{4}\])?: |^\S+:\d+:\d+: (?:fatal )?error: ", re.M)
 
 
 # Progress lines of builds and installers: they mention "timeout" or "error" crates, not a failure.
@@ -321,6 +323,8 @@ def _failure_text(call: ToolCall) -> str | None:
         output = str(getattr(call, "output", "") or "")
         if output and _HIDDEN.search(output):
             return output
+        if output and _COMPILER_ERROR.search(output) and _program_rank(main_program(call.command)) <= 2:
+            return output  # a build or check, not a look-up that printed what it searched for
     return None
 
 
@@ -355,12 +359,14 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
         texts.append(str(getattr(call, "said", "") or ""))
         if call.interrupted:
             continue
+        hidden = _failure_text(call) if call.ok is True else None  # a piped check that printed its failure
+        ok, failing = call.ok is True and not hidden, call.ok is False or bool(hidden)
         same = _kind_key(call) == key or (
-            missing and call.ok is True and (_kind_key(call)[1].startswith(key[1]) or _same_arguments(failed, call))
+            missing and ok and (_kind_key(call)[1].startswith(key[1]) or _same_arguments(failed, call))
         )
-        if same and call.ok is False:
-            if error_signature(pick_error(redact(call.error))) != signature:
-                if " ".join(call.command.split()) != " ".join(failed.command.split()):
+        if same and failing:
+            if error_signature(pick_error(redact(hidden or call.error))) != signature:
+                if _unpiped(call.command) != _unpiped(failed.command):
                     return None  # `gh api user` after `gh api repos`: another call, not this one again
                 # The same command fails differently: this error is gone. An edit made since is its fix;
                 # commands alone (`mix deps.get` before `mix test`) moved on to another problem.
@@ -369,7 +375,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
                     return None
                 return _join(_explanation(texts, failed, ctx), *kept)
             continue
-        if call.ok is not True:
+        if not ok:
             continue
         if same and not _same_target(failed, call):
             # `gh api repos/x` after `gh api user` failed, another test file, `-X PUT` after a GET: another
@@ -393,6 +399,11 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
         elif call.command and _helps_fix(call.command):
             commands.append((call.command, f"ran `{ctx.first_line(call.command, 80)}`"))
     return _unconfirmed(failed, later, _explanation(texts[:1], failed, ctx), ctx)
+
+
+def _unpiped(command: str) -> str:
+    """A command without what only shapes its output: `npm run build 2>&1 | head -50` is `npm run build`."""
+    return " ".join(command.replace("2>&1", " ").split("|", 1)[0].split())
 
 
 def _closest_commands(commands: list[tuple[str, str]], failed: ToolCall) -> list[str]:
