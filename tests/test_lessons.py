@@ -380,6 +380,19 @@ def test_a_failure_tried_again_and_again_and_never_passing_is_kept_as_an_open_pr
         assert "generate is not a function" in entry["error"] and not entry.get("solution")
 
 
+def test_a_transcripts_piped_check_that_printed_its_failure_is_read_as_failing(tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("make the build pass")
+    s.bash("npm run build 2>&1 | head -50", "> tsc\nsrc/a.ts(4,9): error TS2769: No overload matches this call.\n")
+    s.bash("git log --oneline | head -3", "a1b2c3 fix 2 failed tests\n")  # a look-up that prints words only
+    s.tool("Edit", {"file_path": f"{CWD}/src/a.ts", "old_string": "tool(", "new_string": "new Tool("}, "ok")
+    s.bash("npm run build 2>&1 | head -50", "> tsc\n")
+    s.say("done")
+    [session] = read_sessions(s.write(tmp_path / "a.jsonl"))
+    [failure] = _failures(session)
+    assert "TS2769" in failure["error"] and "new Tool(" in failure["solution"]
+
+
 # -- Aider ----------------------------------------------------------------------------------------------
 
 _AIDER = """\

@@ -318,13 +318,10 @@ def _failure_text(call: ToolCall) -> str | None:
         return None
     if call.ok is False:
         return call.error
-    if call.ok and call.command and "|" in call.command:
-        # Readers that keep a passing call's output expose it as `output`; older ones keep none.
-        output = str(getattr(call, "output", "") or "")
-        if output and _HIDDEN.search(output):
-            return output
-        if output and _COMPILER_ERROR.search(output) and _program_rank(main_program(call.command)) <= 2:
-            return output  # a build or check, not a look-up that printed what it searched for
+    # A test, build or check only: not `git log | head` that printed a commit about "2 failed tests".
+    checked = call.ok and call.output and "|" in call.command and _program_rank(main_program(call.command)) <= 1
+    if checked and (_HIDDEN.search(call.output) or _COMPILER_ERROR.search(call.output)):
+        return call.output
     return None
 
 

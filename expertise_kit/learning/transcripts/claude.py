@@ -99,6 +99,8 @@ def _apply_result(block: dict[str, Any], call: ToolCall, extra: Any) -> None:
         if isinstance(extra, dict) and isinstance(extra.get("stderr"), str) and extra["stderr"].strip():
             text = extra["stderr"] + "\n" + text
         call.error = text[:MAX_ERROR_CHARS]
+    elif "|" in call.command:
+        call.output = text[:MAX_ERROR_CHARS]
 
 
 _SIDECHAIN, _MESSAGE, _ASSISTANT, _ANSWER, _INTERRUPT, _ASIDE, _CONTINUES = 1, 2, 4, 8, 16, 32, 64

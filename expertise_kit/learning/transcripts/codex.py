@@ -102,6 +102,8 @@ def _result(call: ToolCall, raw: Any) -> None:
     call.ok = not failed
     if failed:
         call.error = text[:MAX_ERROR_CHARS]
+    elif "|" in call.command:
+        call.output = text[:MAX_ERROR_CHARS]
 
 
 class _Codex:

@@ -208,6 +208,8 @@ def _apply_result(call: ToolCall, record: dict[str, Any]) -> None:
     if signal:
         lines.append(f"Signal: {signal}")
     call.error = "\n".join(lines)[:MAX_ERROR_CHARS] if failed else ""
+    if not failed and "|" in call.command:
+        call.output = text[:MAX_ERROR_CHARS]
 
 
 def _cwd_from(text: str) -> str | None:

@@ -52,6 +52,7 @@ class ToolCall:
     timestamp: str = ""
     said: str = ""  # what the agent wrote just before this call (its reasoning about a failure, often)
     excerpt: str = ""  # an edit's new lines, a short head of them: what the change was
+    output: str = ""  # a piped command's output when it exited 0: a pipe hides the exit code of what failed
 
 
 # A slash command with no arguments: `/specify`, `/speckit.clarify`, `/review`.
