@@ -393,6 +393,17 @@ def test_a_transcripts_piped_check_that_printed_its_failure_is_read_as_failing(t
     assert "TS2769" in failure["error"] and "new Tool(" in failure["solution"]
 
 
+def test_a_script_fed_on_the_same_line_shows_what_its_script_gained() -> None:
+    body = "path = Path('plan.md')\nprint(path.read_text())\nPY"
+    session = _session(
+        ToolCall("1", "Bash", command=f"python - <<'PY'\n{body}", ok=False,
+                 error="Traceback (most recent call last):\nNameError: name 'Path' is not defined"),
+        ToolCall("2", "Bash", command=f"python - <<'PY'\nfrom pathlib import Path\n{body}", ok=True),
+    )  # fmt: skip
+    [failure] = _failures(session)
+    assert failure["solution"] == "then `python - <<'PY'` worked with `from pathlib import Path` in its script"
+
+
 # -- Aider ----------------------------------------------------------------------------------------------
 
 _AIDER = """\

@@ -520,6 +520,13 @@ def _command_change(failed: str, worked: str, ctx: _Context) -> str:
     added = [w for w in after if w not in before]
     dropped = [w for w in before if w not in after]
     line = ctx.first_line(worked, 400)
+    if not added and not dropped and failed.strip() != worked.strip():  # the same first line: a script that changed
+        old_lines = {part.strip() for part in failed.splitlines()}
+        new_lines = [part.strip() for part in worked.splitlines()[1:] if part.strip() and part.strip() not in old_lines]
+        if new_lines:
+            shown = "`, `".join(ctx.clean(part, 80) for part in new_lines[:2])
+            more = f" and {len(new_lines) - 2} more lines" if len(new_lines) > 2 else ""
+            return f"then `{ctx.first_line(worked, 80)}` worked with `{shown}`{more} in its script"
     if len(line) > 90 and added:
         at = max(0, line.find(added[0]) - 30)
         line = ("..." if at else "") + line[at : at + 84] + ("..." if at + 84 < len(line) else "")
