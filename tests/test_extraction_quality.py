@@ -418,6 +418,15 @@ def test_a_compiler_error_piped_away_from_its_exit_code_is_no_success() -> None:
     assert not [f for f in failures if "grep" in f["issue"]]  # a look-up that found the words is no failure
 
 
+def test_an_error_marked_with_a_cross_under_a_ruled_heading_is_read() -> None:
+    output = (
+        "check \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\n\n"
+        "  \u00d7 No files were processed in the specified paths.\n\n  i Check your biome.json\n"
+    )
+    assert pick_error(output) == "\u00d7 No files were processed in the specified paths."
+    assert pick_error("check \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\nChecked 0 files.") == ""
+
+
 def test_compaction_summaries_give_failure_fix_pairs() -> None:
     summary = (
         "Summary:\n1. Primary Request:\n   Build it\n\n4. Errors and fixes:\n"

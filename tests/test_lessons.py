@@ -404,6 +404,17 @@ def test_a_script_fed_on_the_same_line_shows_what_its_script_gained() -> None:
     assert failure["solution"] == "then `python - <<'PY'` worked with `from pathlib import Path` in its script"
 
 
+def test_a_shared_subcommand_is_not_a_shared_target() -> None:
+    session = _session(
+        ToolCall("1", "Bash", command="npx biome check node_modules/@prisma/main/index.js", ok=False,
+                 error="check \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501\n"
+                       "  \u00d7 No files were processed in the specified paths."),
+        ToolCall("2", "Bash", command="npx biome check --fix --unsafe .", ok=True),  # the whole tree, much later
+    )  # fmt: skip
+    [failure] = _failures(session)
+    assert failure["error"].startswith("\u00d7 No files were processed") and "solution" not in failure
+
+
 # -- Aider ----------------------------------------------------------------------------------------------
 
 _AIDER = """\

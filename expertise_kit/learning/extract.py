@@ -197,7 +197,12 @@ _HEADER = re.compile(
     re.I,
 )
 _ELIXIR = re.compile(r"^\*\* \([\w.]+\)")  # ** (CompileError) lib/x.ex:3: undefined function
-_LEADING = re.compile(r"^(?:fatal|error|panic|npm ERR!|npm error|ERROR|FATAL|E)(?:\[\w+\])?(?::|\s{2,}|!)")
+_LEADING = re.compile(
+    r"^(?:fatal|error|panic|npm ERR!|npm error|ERROR|FATAL|E)(?:\[\w+\])?(?::|\s{2,}|!)|"
+    r"^[\u00d7\u2716\u2717\u2718] \w"  # `× No files were processed`: biome's, pnpm's and others' error mark
+)
+# A rule drawn with box characters (`check ━━━━━━`): a heading of the output, never what went wrong.
+_RULE = re.compile(r"^[^\n]{0,30}?[\u2500-\u257f]{8,}[^\n]{0,30}$", re.M)
 _NPM_CODE = re.compile(r"^npm (?:error|ERR!) E[A-Z]{3,} \S")  # `npm error ERESOLVE unable to resolve ...`
 _CLASS = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b(?::|$)")
 # Source code shown in an error (a diff, a stack frame's line) is never the error itself.
@@ -280,7 +285,7 @@ def pick_error(text: str) -> str:
     header or a line of code never wins.
     """
     lines = [line.strip() for line in _ANSI.sub("", _unescape(text)).splitlines()]
-    lines = [line for line in lines if line and not _HEADER.match(line)]
+    lines = [line for line in lines if line and not _HEADER.match(line) and not _RULE.search(line)]
     if not lines:
         return ""
     scores = [_error_score(line) for line in lines]
@@ -414,6 +419,7 @@ def _closest_commands(commands: list[tuple[str, str]], failed: ToolCall) -> list
 
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+_SUBCOMMAND = re.compile(r"^[a-z][a-z-]{1,15}$")  # a bare word, no path, no file name, no number
 
 
 def _positionals(command: str) -> set[str]:
@@ -425,6 +431,8 @@ def _positionals(command: str) -> set[str]:
     rest = words[words.index(program[0]) + len(program) :]
     for separator in ("&&", "||", ";", "|"):
         rest = rest[: rest.index(separator)] if separator in rest else rest
+    if len(program) == 1 and rest and _SUBCOMMAND.match(rest[0]):
+        rest = rest[1:]  # `biome check x.js`: `check` is what it does, not what it acts on
     return {w for w in rest if not w.startswith("-") and not _ASSIGNMENT.match(w)}
 
 
