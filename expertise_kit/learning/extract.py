@@ -386,7 +386,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
         if same:
             parts = [_explanation(texts, failed, ctx)]
             # The command that worked goes before the edits: a long excerpt must not cut it off.
-            if call.command and " ".join(call.command.split()) != " ".join(failed.command.split()):
+            if call.command and _unpiped(call.command) != _unpiped(failed.command):  # not only its output shaped
                 parts.append(_command_change(failed.command, call.command, ctx))
             kept = _fixing_edits(edits, named, later[:index])
             parts += kept
