@@ -416,6 +416,60 @@ def test_a_shared_subcommand_is_not_a_shared_target() -> None:
     assert failure["error"].startswith("\u00d7 No files were processed") and "solution" not in failure
 
 
+def test_what_an_open_problem_is_not() -> None:
+    fail = "[TypeError: generate is not a function]"
+    flaky = [ToolCall(str(n), "Bash", command="npm run build", ok=n % 2 == 1, error="" if n % 2 else fail)
+             for n in range(6)]  # fail, pass, fail, pass, ...: it passes between sightings
+    polled = [ToolCall(str(n), "Bash", command="sleep 30 && gh pr checks 12", ok=False, error="checks pending: 2")
+              for n in range(4)]  # waiting on CI, not a problem the session could not get past
+    for calls in (flaky, polled):
+        assert not [item for item in extract(_session(*calls), CWD).learnings if item.stuck]
+
+
+def test_an_unresolved_failure_fixed_later_loses_the_word() -> None:
+    from expertise_kit.document.sightings import add_sighting
+
+    old = {"issue": "`npm run build`, unresolved after 4 tries in one session", "error": "E", "sessions": ["a"]}
+    fixed = add_sighting(old, {"issue": "`npm run build`", "error": "E", "solution": "pinned next", "sessions": ["b"]})
+    assert fixed is not None and fixed["issue"] == "`npm run build`" and fixed["solution"] == "pinned next"
+
+
+def test_what_makes_two_runs_one_check() -> None:
+    from expertise_kit.learning.extract import _same_target, _unpiped
+
+    def same_target(failed: str, worked: str) -> bool:
+        return _same_target(ToolCall("1", "Bash", command=failed), ToolCall("2", "Bash", command=worked))
+
+    assert not same_target("eslint src", "eslint web")  # a directory is a target, not a subcommand
+    assert not same_target("biome check a.js", "biome check --fix .")  # `check` is shared, the target is not
+    assert same_target("biome check a.js", "biome check --write a.js")
+    assert _unpiped("npm run build 2>&1 | head -50") == _unpiped("npm run build")  # only its output shaped
+    assert _unpiped("jq '.a | .b' x.json") == "jq '.a | .b' x.json"  # a pipe inside quotes is no pipe
+    assert _unpiped("python - <<'PY'\nx: str | None\nPY") != _unpiped("python - <<'PY'\nx: int | None\nPY")
+
+
+def test_a_lockfile_flag_is_not_offline_and_a_fixed_count_is_no_failure() -> None:
+    from expertise_kit.learning.extract import _failure_text
+    from expertise_kit.learning.quality import OFFLINE_RUN
+
+    assert not OFFLINE_RUN.search("yarn install --frozen-lockfile") and OFFLINE_RUN.search("then `cargo b --offline`")
+    ruff = ToolCall("1", "Bash", command="ruff check --fix . 2>&1 | tail -3", ok=True,
+                    output="Found 3 errors (3 fixed, 0 remaining).")  # fmt: skip
+    assert _failure_text(ruff) is None
+
+
+def test_an_error_repeating_its_issue_is_shown_once_and_never_cut_mid_word() -> None:
+    from expertise_kit.fast.render import _line
+
+    def shown(issue: str, error: str) -> str:
+        return _line({"section": "learned_from_failures", "issue": issue, "error": error})
+
+    assert shown("Quoted heredoc", "Quoted heredoc: `'EOF'` kept $NAME literal") == (
+        '- "Quoted heredoc" failed with "`\'EOF\'` kept $NAME literal"'
+    )
+    assert "Building the docker image" in shown("Build", "Building the docker image failed at step 3")
+
+
 # -- Aider ----------------------------------------------------------------------------------------------
 
 _AIDER = """\

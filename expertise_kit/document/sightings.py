@@ -11,14 +11,23 @@ TYPE_CHECKING = False  # typing costs milliseconds of the merge driver's start-u
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["add_sighting", "combine_sightings", "merge_sightings", "PROVENANCE_KEYS", "MAX_SESSIONS_KEPT"]
+__all__ = ["add_sighting", "combine_sightings", "merge_sightings", "PROVENANCE_KEYS", "MAX_SESSIONS_KEPT", "UNRESOLVED"]
 
+UNRESOLVED = " tries in one session"  # how the learner ends the issue of a failure a session never got past
 MAX_SESSIONS_KEPT = 20  # an entry seen in hundreds of sessions keeps the latest; recurrence keeps the count
 
 # Keys whose values both sides of a merge may change independently and that combine without a conflict.
 PROVENANCE_KEYS = frozenset(
     {"sessions", "recurrence", "first_seen", "last_seen", "helpful", "harmful", "ended_well", "last_feedback"}
 )
+
+
+def _fixed(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``old`` with the fix ``new`` brings; a failure said to be unresolved takes the new sighting's words."""
+    merged = {**old, "solution": new["solution"]}
+    if str(old.get("issue") or "").endswith(UNRESOLVED) and new.get("issue"):
+        merged["issue"] = new["issue"]
+    return merged
 
 
 def add_sighting(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
@@ -31,7 +40,7 @@ def add_sighting(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | N
         # The same session again, grown since (an agent whose end event fires every turn, a resumed
         # session): not one more sighting, but the fix it found since is kept.
         if new.get("sessions") and not old.get("solution") and new.get("solution"):
-            return {**old, "solution": new["solution"]}
+            return _fixed(old, new)
         return None
     merged = dict(old)
     merged["sessions"] = [*(old.get("sessions") or []), *fresh][-MAX_SESSIONS_KEPT:]
@@ -40,7 +49,7 @@ def add_sighting(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | N
     if stamps:
         merged["last_seen"] = max(stamps)
     if not old.get("solution") and new.get("solution"):
-        merged["solution"] = new["solution"]
+        merged = _fixed(merged, new)
     return merged
 
 

@@ -129,7 +129,8 @@ def _line(entry: dict[str, Any]) -> str:
         return f"- {_inert_path(str(entry.get('path', '')))}"
     if kind == FAILURES:
         issue, error = str(entry.get("issue") or ""), str(entry.get("error") or "")
-        if issue and error.startswith(issue) and len(error) > len(issue) + 10:  # a summary's "Title: what failed"
+        repeated = issue and error.startswith(issue) and not error[len(issue) : len(issue) + 1].isalnum()
+        if repeated and len(error) > len(issue) + 10:  # a summary's "Title: what failed"
             error = error[len(issue) :].lstrip(" :-")
         text = f"- {_quote(issue)}"
         if error:

@@ -20,6 +20,7 @@ from typing import Any
 from expertise_kit import clock
 from expertise_kit.clock import iso
 from expertise_kit.document.ids import error_signature, normalise_path
+from expertise_kit.document.sightings import UNRESOLVED
 from expertise_kit.fast.render import strip_controls
 from expertise_kit.learning.quality import (
     OFFLINE_RUN,
@@ -197,10 +198,9 @@ _HEADER = re.compile(
     re.I,
 )
 _ELIXIR = re.compile(r"^\*\* \([\w.]+\)")  # ** (CompileError) lib/x.ex:3: undefined function
-_LEADING = re.compile(
-    r"^(?:fatal|error|panic|npm ERR!|npm error|ERROR|FATAL|E)(?:\[\w+\])?(?::|\s{2,}|!)|"
-    r"^[\u00d7\u2716\u2717\u2718] \w"  # `× No files were processed`: biome's, pnpm's and others' error mark
-)
+_LEADING = re.compile(r"^(?:fatal|error|panic|npm ERR!|npm error|ERROR|FATAL|E)(?:\[\w+\])?(?::|\s{2,}|!)")
+# `× No files were processed`: biome's, pnpm's and others' mark of an error; not a count (`✖ 2 problems`).
+_MARKED = re.compile(r"^[\u00d7\u2716\u2717\u2718] (?!\d+ (?:problems?|errors?|tests?|failed|passed)\b)\w")
 # A rule drawn with box characters (`check ━━━━━━`): a heading of the output, never what went wrong.
 _RULE = re.compile(r"^[^\n]{0,30}?[\u2500-\u257f]{8,}[^\n]{0,30}$", re.M)
 _NPM_CODE = re.compile(r"^npm (?:error|ERR!) E[A-Z]{3,} \S")  # `npm error ERESOLVE unable to resolve ...`
@@ -210,7 +210,11 @@ _CODE = re.compile(
     r"\{:error\b|:error\b|\berror\s*->|=>|\|>|^[-+]\s|^\d+\s*[|│]|^\s*(?:def|defp|fn|case|if|else|elif|return|"
     r"const|let|var|import|from|function|catch|rescue|raise|throw|except)\b|[;{]\s*$|^\}|^\s*#"
 )
-_HIDDEN = re.compile(r"^FAILED\b|^FAIL\b|\b[1-9]\d* (?:failed|failures?|errors?)\b|^Traceback \(most recent", re.M)
+_HIDDEN = re.compile(
+    r"^FAILED\b|^FAIL\b|^Traceback \(most recent|"
+    r"\b[1-9]\d* (?:failed|failures?|errors?)\b(?! \(\d+ fixed, 0 remaining\))",  # not ruff's all-fixed count
+    re.M,
+)
 # A compiler's error in a check's piped output (`npm run build 2>&1 | head`): tsc, rustc and cargo, gcc and clang.
 _COMPILER_ERROR = re.compile(r"\berror TS\d{4}:|^error(?:\[E\d{4}\])?: |^\S+:\d+:\d+: (?:fatal )?error: ", re.M)
 
@@ -270,6 +274,8 @@ def _error_score(line: str) -> int:
     score = 0
     if _LEADING.match(line) or _NPM_CODE.match(line):
         score += 4
+    elif _MARKED.match(line):
+        score += 3  # a class name on its own line (`AssertionError: ...`) still wins the tie by coming first
     if _CLASS.search(line):
         score += 3
     if _ERRORISH.search(line):
@@ -324,10 +330,16 @@ def _failure_text(call: ToolCall) -> str | None:
     if call.ok is False:
         return call.error
     # A test, build or check only: not `git log | head` that printed a commit about "2 failed tests".
-    checked = call.ok and call.output and "|" in call.command and _program_rank(main_program(call.command)) <= 1
-    if checked and (_HIDDEN.search(call.output) or _COMPILER_ERROR.search(call.output)):
+    rank = _program_rank(main_program(call.command)) if call.ok and call.output and "|" in call.command else 9
+    # A compiler's error only from a build or check: a test run's passing output may print `error: ...`.
+    if rank <= 1 and (_HIDDEN.search(call.output) or rank == 1 and _COMPILER_ERROR.search(call.output)):
         return call.output
     return None
+
+
+def _passed(call: ToolCall) -> bool:
+    """The call worked: it exited 0, and no pipe hid a failing check's output."""
+    return call.ok is True and _failure_text(call) is None
 
 
 def _first_sentence(text: str) -> str:
@@ -404,8 +416,19 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
 
 
 def _unpiped(command: str) -> str:
-    """A command without what only shapes its output: `npm run build 2>&1 | head -50` is `npm run build`."""
-    return " ".join(command.replace("2>&1", " ").split("|", 1)[0].split())
+    """A command without what only shapes its output: `npm run build 2>&1 | head -50` is `npm run build`. Only
+    its first line, outside quotes (`jq '.a | .b'`), is cut; a heredoc's body is kept whole."""
+    head, _, body = command.strip().partition("\n")
+    head, quote = head.replace("2>&1", " "), ""
+    for at, char in enumerate(head):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "|" and "|" not in head[at - 1 : at] + head[at + 1 : at + 2]:
+            head = head[:at]
+            break
+    return " ".join(head.split()) + (f"\n{body}" if body else "")
 
 
 def _closest_commands(commands: list[tuple[str, str]], failed: ToolCall) -> list[str]:
@@ -431,9 +454,10 @@ def _positionals(command: str) -> set[str]:
     rest = words[words.index(program[0]) + len(program) :]
     for separator in ("&&", "||", ";", "|"):
         rest = rest[: rest.index(separator)] if separator in rest else rest
-    if len(program) == 1 and rest and _SUBCOMMAND.match(rest[0]):
-        rest = rest[1:]  # `biome check x.js`: `check` is what it does, not what it acts on
-    return {w for w in rest if not w.startswith("-") and not _ASSIGNMENT.match(w)}
+    positionals = [w for w in rest if not w.startswith("-") and not _ASSIGNMENT.match(w)]
+    if len(program) == 1 and len(positionals) > 1 and _SUBCOMMAND.match(positionals[0]):
+        return set(positionals[1:])  # `biome check x.js`: `check` is what it does; `eslint src`: src is the target
+    return set(positionals)
 
 
 _METHOD = re.compile(r"(?:^|\s)(?:-X|--method|--request)[\s=]*([A-Za-z]+)")
@@ -788,10 +812,10 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 if _kind_key(first) == _kind_key(call) and _same_target(first, call):
                     if solution:
                         earlier["solution"] = ctx.clean(solution, ERROR_CHARS)
-                    tries[signature] = (tries[signature][0] + 1, calls[position + 1 :])
+                    tries[signature] = (tries[signature][0] + 1, tries[signature][1])
                 continue
             first_calls[signature] = call
-            tries[signature] = (1, calls[position + 1 :])
+            tries[signature] = (1, calls[position + 1 :])  # a pass anywhere after the first sighting ends it
             raw: dict[str, Any] = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS)}
             seen[signature] = raw
             if solution:
@@ -809,12 +833,15 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
     # Tried again and again and never got past: an open problem the next session should know of, fix or not.
     for signature, (count, after) in tries.items():
         first = first_calls[signature]
-        if count >= STUCK_TRIES and signature in learned and not seen[signature].get("solution"):
+        checks = first.command and _program_rank(main_program(first.command)) <= 1  # not polling `gh pr checks`
+        if checks and count >= STUCK_TRIES and signature in learned and not seen[signature].get("solution"):
             key = _kind_key(first)
-            if not any(c.ok is True and _kind_key(c) == key and _same_target(first, c) for c in after):
-                learned[signature].stuck = True
-                raw = learned[signature].raw
-                raw["issue"] = ctx.clean(f"{raw['issue']}, unresolved after {count} tries in one session", ISSUE_CHARS)
+            if not any(_passed(c) and _kind_key(c) == key and _same_target(first, c) for c in after):
+                learning = learned[signature]
+                learning.stuck = True
+                said = f", unresolved after {count}{UNRESOLVED}"
+                learning.raw["issue"] = ctx.clean(learning.raw["issue"], ISSUE_CHARS - len(said)) + said
+                learning.text = f"{learning.raw['issue']} {learning.raw['error']}"
 
 
 # A compaction summary's "Errors and fixes" section: items that start with "Error" (a bullet or a bold
@@ -984,7 +1011,7 @@ def _patterns(extraction: Extraction, ctx: _Context) -> None:
     for calls in session.threads.values():
         edited = False
         for call in calls:
-            if call.ok is not True:
+            if not _passed(call):
                 continue
             if call.modifies and call.name != "Bash":
                 edited = True
@@ -1040,7 +1067,7 @@ def _technique(extraction: Extraction, ctx: _Context) -> None:
     last_edit = max((i for i, c in enumerate(main) if c.ok and c.modifies), default=-1)
     if last_edit < 0:
         return
-    checks = [c for c in main[last_edit + 1 :] if c.ok and c.command and program_of(c.command) in _CHECK_PROGRAMS]
+    checks = [c for c in main[last_edit + 1 :] if _passed(c) and c.command and program_of(c.command) in _CHECK_PROGRAMS]
     if not checks:
         extraction.rejected.append(
             Rejected("technique", extraction.task, "no passing test or check after the last edit")
@@ -1060,7 +1087,7 @@ def _fix_files(failed: ToolCall, later: list[ToolCall], rel: dict[str, str]) -> 
     key = _kind_key(failed)
     found: list[str] = []
     for call in later[:40]:
-        if call.ok is True and _kind_key(call) == key:
+        if _passed(call) and _kind_key(call) == key:
             break
         if call.ok is True:
             found += [rel[p] for p in call.modifies if p in rel and rel[p] not in found]

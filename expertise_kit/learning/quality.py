@@ -77,7 +77,7 @@ _TRANSIENT = re.compile(
 # A run that needs no network: how a session gets on with its work on a machine that has none. A failed
 # connection fixed by one of these is a fact about the machine, not a passing outage.
 OFFLINE_RUN = re.compile(
-    r"(?:^|\s)(?:--offline|--frozen|--no-index|--prefer-offline|--no-network|--network[= ]none)\b|"
+    r"(?:^|\s)(?:--offline|--no-index|--prefer-offline|--no-network|--network[= ]none)(?=[\s`'\"]|$)|"
     r"\b(?:GOPROXY=off|GOFLAGS=-mod=vendor|PIP_NO_INDEX=\S+|[A-Z_]*_OFFLINE=1)\b"
 )
 # A model provider's rate limit, quota or overload: wait and retry, nothing about the project. Spelled as
