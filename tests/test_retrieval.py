@@ -205,6 +205,14 @@ def test_session_start_and_the_first_prompt_together_stay_within_3000_characters
     assert len(alone) > 3000 - len(start)  # with no essentials given, the first prompt has the room
 
 
+def test_the_session_state_line_reads_old_and_odd_counts() -> None:
+    from expertise_kit.fast.session import _spent_line
+
+    assert _spent_line("=1200,1800,900") == (1200, 1800, 900)
+    assert _spent_line("=1200,1800") == (1200, 1800, 0)  # written before the start was kept
+    assert _spent_line("=1,2,3,4") == _spent_line("=a,b") == _spent_line("abc123") == (0, 0, 0)
+
+
 def test_missing_or_corrupt_session_state_never_breaks_the_hook(project: Path) -> None:
     _store(project)
     _start(project, "sess-9")
