@@ -746,7 +746,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
     session = extraction.session
     seen: dict[str, dict[str, Any]] = {}  # error signature -> the failure learned for it
     first_calls: dict[str, ToolCall] = {}  # error signature -> the call that first failed with it
-    tries: dict[str, tuple[int, list[ToolCall]]] = {}  # error signature -> its sightings, the calls after the last
+    tries: dict[str, tuple[int, list[ToolCall]]] = {}  # error signature -> its sightings, the calls after the first
     learned: dict[str, Learning] = {}
     for calls in session.threads.values():
         for position, call in enumerate(calls):
