@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -207,25 +206,18 @@ def test_mix_test_is_not_fixed_by_mix_deps_get(project: Path, run: Cli, tmp_path
     assert not any("deps.get" in t for t in failures)
 
 
-@dataclass(slots=True)
-class _SaidCall(ToolCall):
-    """A call as a reader that also keeps a passing command's output would give it."""
-
-    output: str = ""
-
-
 def _session(*calls: ToolCall) -> Session:
     return Session("s-1", "claude-code", Path("s.jsonl"), cwd=CWD, prompts=["Fix it"], calls=list(calls))
 
 
 def test_the_solution_says_what_changed() -> None:
     session = _session(
-        _SaidCall("1", "Bash", command="npm test", ok=False, error="TypeError: cart.total is not a function"),
-        _SaidCall("2", "Bash", command="npm install", ok=True),
-        _SaidCall("3", "Edit", paths=(f"{CWD}/src/cart.ts",), modifies=(f"{CWD}/src/cart.ts",), ok=True,
+        ToolCall("1", "Bash", command="npm test", ok=False, error="TypeError: cart.total is not a function"),
+        ToolCall("2", "Bash", command="npm install", ok=True),
+        ToolCall("3", "Edit", paths=(f"{CWD}/src/cart.ts",), modifies=(f"{CWD}/src/cart.ts",), ok=True,
                   said="The cart exports total as a property, not a method. Let me fix the call.",
                   excerpt="const sum = cart.total;"),  # fmt: skip
-        _SaidCall("4", "Bash", command="npm test", ok=True),
+        ToolCall("4", "Bash", command="npm test", ok=True),
     )
     [failure] = [item for item in extract(session, CWD).learnings if item.kind == "failure"]
     solution = failure.raw["solution"]
@@ -241,14 +233,14 @@ def test_an_edit_that_turns_an_error_into_another_is_its_fix() -> None:
     fixed the first error, so that failure gets the edit; the second gets the edit that made it pass."""
     cargo = "cargo test --test startup"
     session = _session(
-        _SaidCall("1", "Bash", command=cargo, ok=False, error="error[E0599]: no method named `is_some` found"),
-        _SaidCall("2", "Edit", paths=(f"{CWD}/src/db.rs",), modifies=(f"{CWD}/src/db.rs",), ok=True,
+        ToolCall("1", "Bash", command=cargo, ok=False, error="error[E0599]: no method named `is_some` found"),
+        ToolCall("2", "Edit", paths=(f"{CWD}/src/db.rs",), modifies=(f"{CWD}/src/db.rs",), ok=True,
                   excerpt=".map(|guard| guard.is_some())"),
-        _SaidCall("3", "Bash", command=cargo, ok=False, error="error[E0277]: `Index` doesn't implement `Debug`"),
-        _SaidCall("4", "Edit", paths=(f"{CWD}/src/db.rs",), modifies=(f"{CWD}/src/db.rs",), ok=True,
+        ToolCall("3", "Bash", command=cargo, ok=False, error="error[E0277]: `Index` doesn't implement `Debug`"),
+        ToolCall("4", "Edit", paths=(f"{CWD}/src/db.rs",), modifies=(f"{CWD}/src/db.rs",), ok=True,
                   said="The Index type has no Debug impl, so I will write one by hand.",
                   excerpt="impl fmt::Debug for Backend {"),
-        _SaidCall("5", "Bash", command=cargo, ok=True),
+        ToolCall("5", "Bash", command=cargo, ok=True),
     )  # fmt: skip
     first, second = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
     assert first["solution"] == "changed src/db.rs: `.map(|guard| guard.is_some())`"
@@ -258,9 +250,9 @@ def test_an_edit_that_turns_an_error_into_another_is_its_fix() -> None:
 
 def test_another_call_of_the_same_program_failing_differently_is_not_this_one_fixed() -> None:
     session = _session(
-        _SaidCall("1", "Bash", command="gh api user/emails", ok=False, error="gh: Not Found (HTTP 404)"),
-        _SaidCall("2", "Edit", paths=(f"{CWD}/notes.md",), modifies=(f"{CWD}/notes.md",), ok=True, excerpt="- repo"),
-        _SaidCall("3", "Bash", command="gh api repos/o/r", ok=False, error="gh: Branch not protected (HTTP 404)"),
+        ToolCall("1", "Bash", command="gh api user/emails", ok=False, error="gh: Not Found (HTTP 404)"),
+        ToolCall("2", "Edit", paths=(f"{CWD}/notes.md",), modifies=(f"{CWD}/notes.md",), ok=True, excerpt="- repo"),
+        ToolCall("3", "Bash", command="gh api repos/o/r", ok=False, error="gh: Branch not protected (HTTP 404)"),
     )  # fmt: skip
     [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"][:1]
     assert "solution" not in failure
@@ -269,20 +261,20 @@ def test_another_call_of_the_same_program_failing_differently_is_not_this_one_fi
 def test_an_edit_of_the_file_the_error_names_is_a_fix_said_as_not_re_run() -> None:
     error = 'File "/work/shop/app.py", line 73\n    x = f(\\"pt\\")\nSyntaxError: unexpected character after "\\"'
     named = _session(
-        _SaidCall("1", "Bash", command="python app.py", ok=False, error=error),
-        _SaidCall("2", "Edit", paths=(f"{CWD}/app.py",), modifies=(f"{CWD}/app.py",), ok=True, excerpt='x = f("pt")'),
+        ToolCall("1", "Bash", command="python app.py", ok=False, error=error),
+        ToolCall("2", "Edit", paths=(f"{CWD}/app.py",), modifies=(f"{CWD}/app.py",), ok=True, excerpt='x = f("pt")'),
     )
     [failure] = [item.raw for item in extract(named, CWD).learnings if item.kind == "failure"]
     assert failure["solution"] == 'changed app.py: `x = f("pt")` (not re-run)'
     # An edit of some other file, or another program run first, is no such fix.
     other = _session(
-        _SaidCall("1", "Bash", command="python app.py", ok=False, error=error),
-        _SaidCall("2", "Edit", paths=(f"{CWD}/b.py",), modifies=(f"{CWD}/b.py",), ok=True, excerpt="y = 1"),
+        ToolCall("1", "Bash", command="python app.py", ok=False, error=error),
+        ToolCall("2", "Edit", paths=(f"{CWD}/b.py",), modifies=(f"{CWD}/b.py",), ok=True, excerpt="y = 1"),
     )
     ran = _session(
-        _SaidCall("1", "Bash", command="python app.py", ok=False, error=error),
-        _SaidCall("2", "Bash", command="pip install torch", ok=True),
-        _SaidCall("3", "Edit", paths=(f"{CWD}/app.py",), modifies=(f"{CWD}/app.py",), ok=True, excerpt='x = f("pt")'),
+        ToolCall("1", "Bash", command="python app.py", ok=False, error=error),
+        ToolCall("2", "Bash", command="pip install torch", ok=True),
+        ToolCall("3", "Edit", paths=(f"{CWD}/app.py",), modifies=(f"{CWD}/app.py",), ok=True, excerpt='x = f("pt")'),
     )
     for session in (other, ran):
         [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
@@ -292,11 +284,11 @@ def test_an_edit_of_the_file_the_error_names_is_a_fix_said_as_not_re_run() -> No
 def test_the_agents_next_words_are_kept_only_when_they_speak_of_the_failure() -> None:
     def solution(said: str) -> str:
         session = _session(
-            _SaidCall("1", "Bash", command="npx knip", ok=False,
+            ToolCall("1", "Bash", command="npx knip", ok=False,
                       error="ERROR: Validation error: Unrecognized key(s) in object: 'ignoreUnlisted'"),
-            _SaidCall("2", "Edit", paths=(f"{CWD}/knip.json",), modifies=(f"{CWD}/knip.json",), ok=True, said=said,
+            ToolCall("2", "Edit", paths=(f"{CWD}/knip.json",), modifies=(f"{CWD}/knip.json",), ok=True, said=said,
                       excerpt='"ignoreDependencies": ["x"]'),
-            _SaidCall("3", "Bash", command="npx knip", ok=True),
+            ToolCall("3", "Bash", command="npx knip", ok=True),
         )  # fmt: skip
         [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
         return str(failure["solution"])
@@ -307,16 +299,16 @@ def test_the_agents_next_words_are_kept_only_when_they_speak_of_the_failure() ->
 
 def test_a_start_up_files_parse_error_above_the_real_error_does_not_hide_it() -> None:
     output = "(eval):1: parse error near `()'\nTraceback (most recent call last):\nNameError: name 'nn' is not defined"
-    session = _session(_SaidCall("1", "Bash", command="python test_fix.py", ok=False, error=output))
+    session = _session(ToolCall("1", "Bash", command="python test_fix.py", ok=False, error=output))
     [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
     assert failure["error"] == "NameError: name 'nn' is not defined"
 
 
 def test_a_compound_of_look_ups_that_finds_nothing_is_no_lesson() -> None:
     session = _session(
-        _SaidCall("1", "Bash", command="sleep 60 && ls -t checkpoints/ | head -3 && tail -3 train_log.txt", ok=False,
+        ToolCall("1", "Bash", command="sleep 60 && ls -t checkpoints/ | head -3 && tail -3 train_log.txt", ok=False,
                   error="tail: cannot open 'train_log.txt' for reading: No such file or directory"),
-        _SaidCall("2", "Bash", command="sleep 5 && make train", ok=False, error="ModuleNotFoundError: torch"),
+        ToolCall("2", "Bash", command="sleep 5 && make train", ok=False, error="ModuleNotFoundError: torch"),
     )  # fmt: skip
     extraction = extract(session, CWD)
     assert [item.raw["issue"] for item in extraction.learnings if item.kind == "failure"] == ["`sleep 5 && make train`"]
@@ -325,13 +317,13 @@ def test_a_compound_of_look_ups_that_finds_nothing_is_no_lesson() -> None:
 
 def test_a_multi_line_command_is_described_by_what_it_ran() -> None:
     session = _session(
-        _SaidCall("1", "Bash", command='python -c "\nimport torch\nprint(torch.cuda.mem_info())\n"', ok=False,
+        ToolCall("1", "Bash", command='python -c "\nimport torch\nprint(torch.cuda.mem_info())\n"', ok=False,
                   error="AttributeError: module 'torch.cuda' has no attribute 'mem_info'"),
     )  # fmt: skip
     [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
     assert failure["issue"] == '`python -c " import torch print(torch.cuda.mem_info()) "`'
     heredoc = _session(
-        _SaidCall("1", "Bash", command="python - <<'PY'\nimport yaml\nPY", ok=False,
+        ToolCall("1", "Bash", command="python - <<'PY'\nimport yaml\nPY", ok=False,
                   error="/bin/bash: line 1: python: command not found"),
     )  # fmt: skip
     [failure] = [item.raw for item in extract(heredoc, CWD).learnings if item.kind == "failure"]
@@ -341,10 +333,10 @@ def test_a_multi_line_command_is_described_by_what_it_ran() -> None:
 def test_a_fix_found_at_a_later_sighting_in_the_session_is_kept() -> None:
     crlf = "/usr/bin/env: 'bash\\r': No such file or directory"
     session = _session(
-        _SaidCall("1", "Bash", command="scripts/setup.sh --json", ok=False, error=crlf),
-        _SaidCall("2", "Bash", command="scripts/setup.sh --json", ok=False, error=crlf),
-        _SaidCall("3", "Bash", command="perl -pi -e 's/\\r$//' scripts/setup.sh", ok=True),
-        _SaidCall("4", "Bash", command="scripts/setup.sh --json", ok=True),
+        ToolCall("1", "Bash", command="scripts/setup.sh --json", ok=False, error=crlf),
+        ToolCall("2", "Bash", command="scripts/setup.sh --json", ok=False, error=crlf),
+        ToolCall("3", "Bash", command="perl -pi -e 's/\\r$//' scripts/setup.sh", ok=True),
+        ToolCall("4", "Bash", command="scripts/setup.sh --json", ok=True),
     )
     [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
     assert failure["issue"] == "`scripts/setup.sh --json`" and "perl -pi" in failure["solution"]
@@ -354,10 +346,10 @@ def test_another_scripts_fix_for_the_same_error_is_not_this_ones() -> None:
     """A blind review judged it wrong: `setup.sh` failing, stored with the fix made to `other.sh` later."""
     crlf = "/usr/bin/env: 'bash\\r': No such file or directory"
     session = _session(
-        _SaidCall("1", "Bash", command="scripts/setup.sh --json", ok=False, error=crlf),
-        _SaidCall("2", "Bash", command="scripts/other.sh", ok=False, error=crlf),
-        _SaidCall("3", "Bash", command="perl -pi -e 's/\\r$//' scripts/other.sh", ok=True),
-        _SaidCall("4", "Bash", command="scripts/other.sh", ok=True),
+        ToolCall("1", "Bash", command="scripts/setup.sh --json", ok=False, error=crlf),
+        ToolCall("2", "Bash", command="scripts/other.sh", ok=False, error=crlf),
+        ToolCall("3", "Bash", command="perl -pi -e 's/\\r$//' scripts/other.sh", ok=True),
+        ToolCall("4", "Bash", command="scripts/other.sh", ok=True),
     )
     [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
     assert failure["issue"] == "`scripts/setup.sh --json`" and "solution" not in failure
@@ -381,7 +373,7 @@ def test_another_scripts_fix_for_the_same_error_is_not_this_ones() -> None:
 def test_the_agents_sandbox_and_web_tools_are_not_project_lessons(
     tool: str, command: str, error: str, reason: str
 ) -> None:
-    session = _session(_SaidCall("1", tool, command=command, ok=False, error=error))
+    session = _session(ToolCall("1", tool, command=command, ok=False, error=error))
     extraction = extract(session, CWD)
     assert not [item for item in extraction.learnings if item.kind == "failure"]
     assert [r.reason for r in extraction.rejected if reason in r.reason], extraction.rejected
@@ -389,10 +381,10 @@ def test_the_agents_sandbox_and_web_tools_are_not_project_lessons(
 
 def test_a_failure_hidden_in_exit_0_output_counts() -> None:
     session = _session(
-        _SaidCall("1", "Bash", command="pytest -q | tail -3", ok=True,
+        ToolCall("1", "Bash", command="pytest -q | tail -3", ok=True,
                   output="FAILED tests/test_a.py::test_x - ValueError: bad\n1 failed, 3 passed"),  # fmt: skip
-        _SaidCall("2", "Edit", paths=(f"{CWD}/a.py",), modifies=(f"{CWD}/a.py",), ok=True, excerpt="return int(x)"),
-        _SaidCall("3", "Bash", command="pytest -q | tail -3", ok=True, output="4 passed"),
+        ToolCall("2", "Edit", paths=(f"{CWD}/a.py",), modifies=(f"{CWD}/a.py",), ok=True, excerpt="return int(x)"),
+        ToolCall("3", "Bash", command="pytest -q | tail -3", ok=True, output="4 passed"),
     )
     extraction = extract(session, CWD)
     [failure] = [item for item in extraction.learnings if item.kind == "failure"]
@@ -403,12 +395,12 @@ def test_a_failure_hidden_in_exit_0_output_counts() -> None:
 def test_a_compiler_error_piped_away_from_its_exit_code_is_no_success() -> None:
     ts2769 = "src/agent.ts(40,5): error TS2769: No overload matches this call."
     session = _session(
-        _SaidCall("1", "Bash", command="npm run build", ok=False,
+        ToolCall("1", "Bash", command="npm run build", ok=False,
                   error="src/agent.ts(217,9): error TS2322: Type '\"press\"' is not assignable to type 'Kind'."),
-        _SaidCall("2", "Edit", paths=(f"{CWD}/src/types.ts",), modifies=(f"{CWD}/src/types.ts",), ok=True,
+        ToolCall("2", "Edit", paths=(f"{CWD}/src/types.ts",), modifies=(f"{CWD}/src/types.ts",), ok=True,
                   excerpt="type Kind = 'click' | 'press'"),
-        _SaidCall("3", "Bash", command="npm run build 2>&1 | head -50", ok=True, output=ts2769),
-        _SaidCall("4", "Bash", command="grep -rn 'error TS' notes | head", ok=True, output=f"notes/a.md:3: {ts2769}"),
+        ToolCall("3", "Bash", command="npm run build 2>&1 | head -50", ok=True, output=ts2769),
+        ToolCall("4", "Bash", command="grep -rn 'error TS' notes | head", ok=True, output=f"notes/a.md:3: {ts2769}"),
     )  # fmt: skip
     failures = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
     first = next(f for f in failures if "TS2322" in f["error"])

@@ -415,20 +415,15 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
     return _unconfirmed(failed, later, _explanation(texts[:1], failed, ctx), ctx)
 
 
+# What only shapes a command's output: `2>&1`, and a last `| head -50`, `| tail`, `| grep x` on its first line.
+_SHAPING = re.compile(r"\s*2>&1|\s*\|\s*(?:head|tail|grep|less|more|cat|tee)\b[^|'\"\n]*$")
+
+
 def _unpiped(command: str) -> str:
-    """A command without what only shapes its output: `npm run build 2>&1 | head -50` is `npm run build`. Only
-    its first line, outside quotes (`jq '.a | .b'`), is cut; a heredoc's body is kept whole."""
+    """A command without what only shapes its output: `npm run build 2>&1 | head -50` is `npm run build`.
+    Only its first line is looked at; a heredoc's body is kept whole."""
     head, _, body = command.strip().partition("\n")
-    head, quote = head.replace("2>&1", " "), ""
-    for at, char in enumerate(head):
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "|" and "|" not in head[at - 1 : at] + head[at + 1 : at + 2]:
-            head = head[:at]
-            break
-    return " ".join(head.split()) + (f"\n{body}" if body else "")
+    return " ".join(_SHAPING.sub("", head).split()) + (f"\n{body}" if body else "")
 
 
 def _closest_commands(commands: list[tuple[str, str]], failed: ToolCall) -> list[str]:
@@ -744,10 +739,9 @@ def _lookup_miss(call: ToolCall, error: str) -> bool:
 def _failures(extraction: Extraction, ctx: _Context) -> None:
     rel = ctx.rel
     session = extraction.session
-    seen: dict[str, dict[str, Any]] = {}  # error signature -> the failure learned for it
     first_calls: dict[str, ToolCall] = {}  # error signature -> the call that first failed with it
     tries: dict[str, tuple[int, list[ToolCall]]] = {}  # error signature -> its sightings, the calls after the first
-    learned: dict[str, Learning] = {}
+    learned: dict[str, Learning] = {}  # error signature -> the failure learned for it
     for calls in session.threads.values():
         for position, call in enumerate(calls):
             if call.interrupted and call.ok is False:  # kept in --json, but no failure of the code
@@ -803,7 +797,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 extraction.rejected.append(Rejected("failure", issue, reason))
                 continue
             signature = error_signature(error)
-            earlier = seen.get(signature)
+            earlier = learned[signature].raw if signature in learned else None
             if earlier is not None and earlier.get("solution"):
                 continue
             solution = _solution(call, signature, calls[position + 1 :], ctx)
@@ -817,7 +811,6 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             first_calls[signature] = call
             tries[signature] = (1, calls[position + 1 :])  # a pass anywhere after the first sighting ends it
             raw: dict[str, Any] = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS)}
-            seen[signature] = raw
             if solution:
                 raw["solution"] = ctx.clean(solution, ERROR_CHARS)
             raw.update(_provenance(session, call.timestamp))
@@ -834,7 +827,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
     for signature, (count, after) in tries.items():
         first = first_calls[signature]
         checks = first.command and _program_rank(main_program(first.command)) <= 1  # not polling `gh pr checks`
-        if checks and count >= STUCK_TRIES and signature in learned and not seen[signature].get("solution"):
+        if checks and count >= STUCK_TRIES and signature in learned and not learned[signature].raw.get("solution"):
             key = _kind_key(first)
             if not any(_passed(c) and _kind_key(c) == key and _same_target(first, c) for c in after):
                 learning = learned[signature]
