@@ -51,6 +51,21 @@ def _failures(session: Session) -> list[dict[str, Any]]:
         ("There should be no postgres or redis for the embedded mode.", "There should be no postgres"),
         ("init应该放在--help的第一行显示", "Init应该放在--help的第一行显示"),
         ("N'inclus pas les autres fichiers prd", "N'inclus pas les autres fichiers prd"),
+        # corrections that name something exact
+        ("first, there's only clangd.ast, second, there's no clangd.showLog", "First, there's only clangd.ast"),
+        ("The config file to use is `settings/prod.toml`.", "The config file to use is `settings/prod.toml`"),
+        ("le fichier prd à utiliser est docs/prd.md", "Le fichier prd à utiliser est docs/prd.md"),
+        ("It's the `staging` cluster instead of `prod` for every dry run", "It's the `staging` cluster instead of"),
+        # a rule that points back says what it means with the sentence before it
+        ("use docs/api.md. Don't load the other API files", "Use docs/api.md; don't load the other API files"),
+        ("utilise docs/prd.md. N'inclus pas les autres fichiers prd", "Utilise docs/prd.md; n'inclus pas les autres"),
+        # a long preamble, then the correction: the correction is kept
+        (
+            "Il y a juste un ajustement à faire au niveau du vocabulaire, rien de grave, il doit s'agir d'une "
+            "erreur de retranscription dans le compte rendu que je t'ai envoyé ce matin avec les notes "
+            'de la réunion : au lieu de weekly "Terra" il s\'agit du weekly de la "TRA" (tierce recette applicative)',
+            'Au lieu de weekly "Terra" il s\'agit du weekly de la "TRA"',
+        ),
     ],
 )
 def test_standing_rules_are_read_from_the_users_words(prompt: str, rule: str) -> None:
@@ -71,6 +86,9 @@ def test_standing_rules_are_read_from_the_users_words(prompt: str, rule: str) ->
         "Never mind that, just do the refactor of the parser module.",  # one-offs, however they are worded
         "Don't worry about the tests for now, focus on the parser module.",
         "Add a button that should appear only for admin users on the dashboard.",
+        "there's no such thing to include",  # a correction that names nothing exact
+        "there's no `config.yaml` in the repo yet, so the app falls back to defaults",  # how things stand now
+        "Fix the parser in `rules.py` instead of rewriting the module",  # a request, however it is worded
     ],
 )
 def test_one_off_requests_questions_and_pasted_text_are_no_rules(prompt: str) -> None:

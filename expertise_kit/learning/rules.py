@@ -2,7 +2,8 @@
 setup, and errors they pasted into a prompt.
 
 A rule is a sentence of the user's own prompt that says how work is done here, not what to do now:
-"always/never/every ...", "make sure ...", "don't ...", "use X, not Y", "I'm on Ubuntu". A one-off request
+"always/never/every ...", "make sure ...", "don't ...", "use X, not Y", "I'm on Ubuntu", and corrections that
+name something exact ("there's no `clangd.showLog`", "the file to use is `docs/prd.md`"). A one-off request
 ("fix this", "make sure it works") has too few words of its own to be one. Text the user pasted (code
 fences, quoted logs, a template with headings or tags) holds no rules of theirs.
 """
@@ -87,6 +88,22 @@ _CHAT = re.compile(
     r"\bnever\s+mind\b|\bdon'?t\s+worry\b|\bfor\s+now\b|\bthis\s+time\b|\bright\s+now\b|\bfor\s+this\s+(?:task|one|pr)\b",
     re.I,
 )
+# A correction of a fact, or the name to use: worth keeping only when it names something exact (a `code`
+# span, a "quoted" name, a dotted, slashed or snake/kebab identifier, a --flag). "there's no such thing" is chat.
+_CORRECTION = re.compile(
+    r"\bthere(?:'s|\s+is)\s+(?:no|only)\b|\bdoes(?:n't|\s+not)\s+exist\b|\binstead\s+of\b|\bto\s+use\s+is\b|"
+    r"\b(?:got\s+(?:it|that|this)|(?:that|this|it)(?:'s|\s+is))\s+(?:wrong|incorrect)\s*[:,]\s*\S|"
+    r"\bau\s+lieu\s+d[eu]\b|\bà\s+utiliser\s+est\b|\ben\s+(?:lugar|vez)\s+de\b|\ba\s+usar\s+es\b|\b(?:an)?statt\b|"
+    r"而不是|不存在|没有这个",
+    re.I,
+)
+_EXACT = re.compile(
+    r"`[^`\n]+`|[\"“«][^\"”»\n]{2,40}[\"”»]|(?<![\w'])[A-Za-z_][\w-]*[./_][\w./-]*\w|(?<!\w)--?[a-zA-Z][\w-]+|"
+    r"\b[a-z]+[A-Z]\w*"
+)
+_FOR_NOW = re.compile(r"\byet\b|\bpas\s+encore\b|\btodavía\b|\bnoch\s+nicht\b|还没|尚未", re.I)
+# A rule that points back ("don't include the other files"): it says what it means with the sentence before.
+_BACK = re.compile(r"\bothers?\b|\bthe\s+rest\b|\bautres\b|\botros\b|\banderen?\b|其他|其它", re.I)
 _LOG_LINE = re.compile(r"^\s*(?:\[?\d{2,4}[-/:]\d{2}|\w+Error\b|error[:\[]|warning[:\[]|fatal:|npm ERR)", re.I)
 
 
@@ -112,6 +129,11 @@ def _content_words(sentence: str) -> int:
     return sum(1 for w in _WORD.findall(sentence.lower()) if w not in _FILLER and len(w) > 1)
 
 
+def _corrects(sentence: str) -> bool:
+    """A correction naming something exact, and not of how things stand for now ("there's no `x` yet")."""
+    return bool(_CORRECTION.search(sentence) and _EXACT.search(sentence) and not _FOR_NOW.search(sentence))
+
+
 def _is_rule(sentence: str) -> bool:
     if "?" in sentence or "？" in sentence:
         return False  # a question asks; it sets no rule
@@ -119,7 +141,7 @@ def _is_rule(sentence: str) -> bool:
     if len(sentence) < (6 if cjk else _MIN_CHARS) or len(sentence) > 250 or _CHAT.search(sentence):
         return False
     marked = bool(_START.match(sentence) or _ANYWHERE.search(sentence) or _SETUP.match(sentence))
-    marked = marked or bool(_OTHER.search(sentence))
+    marked = marked or bool(_OTHER.search(sentence)) or _corrects(sentence)
     if _TASK.match(sentence) and not _STANDING.search(sentence):
         return False  # "Add a button that should appear for admins": a request, however it is worded
     return marked and _content_words(sentence) >= 3
@@ -139,10 +161,17 @@ def user_rules(prompts: list[str]) -> list[str]:
         lines = prompt.count("\n") + 1
         if lines > 15 or len(prompt) > _MAX_PROMPT or _TEMPLATE.search(prompt):
             continue  # a template or a pasted document: its imperatives are not the user's own
+        before = ""
         for sentence in _sentences(prompt):
+            correction = _CORRECTION.search(sentence) if len(sentence) > 250 else None
+            if correction and len(sentence) - correction.start() <= 250:
+                sentence = sentence[correction.start() :]  # a long preamble, then the correction: keep that
             if _is_rule(sentence):
+                if before and _BACK.search(sentence) and _EXACT.search(before) and not _is_rule(before):
+                    sentence = f"{before.rstrip(' .;:')}; {sentence[:1].lower()}{sentence[1:]}"
                 text = _tidy(sentence)
                 found.setdefault(text.lower(), text)
+            before = sentence if len(sentence) <= 150 else ""
             if len(found) >= MAX_RULES_PER_SESSION:
                 return list(found.values())
     return list(found.values())
