@@ -38,7 +38,7 @@ __all__ = [
     "asked_sessions",
 ]
 
-MAX_REASON_CHARS = 1500
+MAX_REASON_CHARS = 1550
 MAX_LESSONS = 5
 MANY_CALLS = 30  # a session never asked that has made this many tool calls is asked, candidates or not
 # What counts as a candidate, by the section the learner would file it in; core files and techniques
@@ -293,8 +293,9 @@ def compose(
     )
     tail = [
         f"Record at most {MAX_LESSONS} lessons a teammate would want next time, one imperative line each, or "
-        "none: what this session found out the hard way (a failure's cause and fix, a fact about this machine "
-        "or setup, a rule the user stated, the command that works here). For each, run:",
+        "none: what this session found out or settled (a failure's cause and fix; a fact about this machine, "
+        "setup or code: where things live, the stack, the commands that work; a rule, preference or decision of "
+        "the user). For each, run:",
         f'{program} add DOMAIN SECTION "LESSON" --session {key}',
         "SECTION: best_practices (a rule), patterns (a fact about this code or setup), learned_from_failures (the "
         'LESSON is what was being done; add --error "ERROR" --solution "FIX"). '
