@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 from builders import CWD, ClaudeSession
 from conftest import Cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_extraction_quality import _added, _learn
 
 from expertise_kit.fast.classify import tokens
 from expertise_kit.learning.extract import extract
 from expertise_kit.learning.quality import environment_gotcha, harness_noise, network_failure
-from expertise_kit.learning.rules import user_rules
+from expertise_kit.learning.rules import MAX_RULES_PER_SESSION, user_rules
 from expertise_kit.learning.transcripts import read_sessions
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 
@@ -93,6 +95,24 @@ def test_standing_rules_are_read_from_the_users_words(prompt: str, rule: str) ->
 )
 def test_one_off_requests_questions_and_pasted_text_are_no_rules(prompt: str) -> None:
     assert user_rules([prompt]) == []
+
+
+_WORDS = [
+    "always", "never", "don't", "use", "instead", "of", "there's", "no", "only", "the", "other", "others", "yet",
+    "file", "to", "is", "au", "lieu", "de", "`x.py`", '"TRA"', "docs/prd.md", "--flag", "fooBar", "wrong:", "it's",
+    "fix", "add", "tests", "please", "every", "feature", "goes", "in", "changelog", ".", "?", ",", "\n",
+    "les", "autres",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_WORDS), max_size=80).map(" ".join), max_size=4))
+def test_a_rule_is_made_of_the_users_own_words(prompts: list[str]) -> None:
+    rules = user_rules(prompts)
+    assert len(rules) <= MAX_RULES_PER_SESSION
+    said = {w.lower() for p in prompts for w in p.split()}
+    for rule in rules:
+        assert {w.lower().rstrip(";") for w in rule.split()} - {""} <= said | {w.rstrip(";") for w in said}, rule
 
 
 def test_a_rule_is_stored_where_it_belongs_and_recurs_across_sessions(project: Path, run: Cli, tmp_path: Path) -> None:

@@ -171,7 +171,7 @@ def user_rules(prompts: list[str]) -> list[str]:
                     sentence = f"{before.rstrip(' .;:')}; {sentence[:1].lower()}{sentence[1:]}"
                 text = _tidy(sentence)
                 found.setdefault(text.lower(), text)
-            before = sentence if len(sentence) <= 150 else ""
+            before = sentence if len(sentence) <= 100 else ""  # the rule keeps most of its RULE_CHARS
             if len(found) >= MAX_RULES_PER_SESSION:
                 return list(found.values())
     return list(found.values())
