@@ -111,7 +111,7 @@ def test_a_rule_is_made_of_the_users_own_words(prompts: list[str]) -> None:
     rules = user_rules(prompts)
     assert len(rules) <= MAX_RULES_PER_SESSION
     def words(text: str) -> set[str]:
-        return {w.lower().strip(";-*•") for w in text.split()} - {""}  # a line's bullet mark is not a word
+        return {w.lower().strip(";:,-*•") for w in text.split()} - {""}  # bullets and trailing marks are tidied
 
     said = words(" ".join(prompts))
     for rule in rules:
