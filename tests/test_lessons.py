@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from builders import CWD, ClaudeSession
 from conftest import Cli
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_extraction_quality import _added, _learn
 
@@ -57,15 +57,20 @@ def _failures(session: Session) -> list[dict[str, Any]]:
         ("first, there's only clangd.ast, second, there's no clangd.showLog", "First, there's only clangd.ast"),
         ("The config file to use is `settings/prod.toml`.", "The config file to use is `settings/prod.toml`"),
         ("le fichier prd à utiliser est docs/prd.md", "Le fichier prd à utiliser est docs/prd.md"),
-        ("It's the `staging` cluster instead of `prod` for every dry run", "It's the `staging` cluster instead of"),
+        ("Instead of `prod`, it's the `staging` cluster for dry runs", "Instead of `prod`, it's the `staging`"),
+        ("No, there's no `--force` flag on this CLI; use `--yes`.", "No, there's no `--force` flag on this CLI"),
+        ("Utilise `pnpm` au lieu de `npm` dans ce projet.", "Utilise `pnpm` au lieu de `npm`"),
+        ("Verwende `poetry` statt `pip` in diesem Projekt.", "Verwende `poetry` statt `pip`"),
+        ("il n'y a pas de `make test` ici, c'est `just test`", "Il n'y a pas de `make test` ici"),
         # a rule that points back says what it means with the sentence before it
         ("use docs/api.md. Don't load the other API files", "Use docs/api.md; don't load the other API files"),
         ("utilise docs/prd.md. N'inclus pas les autres fichiers prd", "Utilise docs/prd.md; n'inclus pas les autres"),
+        ("Use docs/api.md. NEVER load the other API files", "Use docs/api.md; NEVER load the other API files"),
         # a long preamble, then the correction: the correction is kept
         (
             "Il y a juste un ajustement à faire au niveau du vocabulaire, rien de grave, il doit s'agir d'une "
             "erreur de retranscription dans le compte rendu que je t'ai envoyé ce matin avec les notes "
-            'de la réunion : au lieu de weekly "Terra" il s\'agit du weekly de la "TRA" (tierce recette applicative)',
+            'de la réunion (rien de plus) au lieu de weekly "Terra" il s\'agit du weekly de la "TRA" (tierce recette)',
             'Au lieu de weekly "Terra" il s\'agit du weekly de la "TRA"',
         ),
     ],
@@ -91,6 +96,21 @@ def test_standing_rules_are_read_from_the_users_words(prompt: str, rule: str) ->
         "there's no such thing to include",  # a correction that names nothing exact
         "there's no `config.yaml` in the repo yet, so the app falls back to defaults",  # how things stand now
         "Fix the parser in `rules.py` instead of rewriting the module",  # a request, however it is worded
+        # bug reports and requests that say "instead of", "there's no", "does not exist"
+        "The endpoint returns a 500 instead of 404 when /api/users/42 is missing.",
+        "it's printing None instead of the user name in views/profile.py",
+        "Le script affiche 0 au lieu de 42 quand je lance `python main.py`.",
+        "El botón aparece en rojo en lugar de azul en src/App.tsx, arréglalo.",
+        "Die Funktion gibt null statt eines Objekts zurück, siehe src/index.ts.",
+        "运行 `npm test` 时报错，说 src/utils.js 不存在，帮我看看",
+        "Let's try `npm ci` instead of npm install and see if the lockfile error goes away.",
+        "There's no `README.md` in the root, please create one with install steps.",
+        "There is no output from `make test`, it just hangs.",
+        "There's only one test in tests/test_api.py, add a few more for the edge cases.",
+        "ok there's no hurry, but rename `oldName` to `newName` when you get a chance.",
+        "The logo at assets/logo.svg is blurry, and there's no favicon either.",
+        "git pull says: There is no tracking information for the current branch, see git-pull(1)",
+        'I get `relation "users" does not exist` when running the migrations.',
     ],
 )
 def test_one_off_requests_questions_and_pasted_text_are_no_rules(prompt: str) -> None:
@@ -106,12 +126,21 @@ _WORDS = [
 
 
 @settings(max_examples=300, deadline=None)
+@example(["use docs/prd.md. Don't include the other prd files"])  # a rule that points back, joined
+@example(
+    [
+        "Always lint the code with `make lint`. Never edit the generated `gen.py` by hand. Every feature goes in "
+        "the changelog. Never push commits to main directly. Always run the `make test` suite first. Never commit "
+        "the `.env` secrets file. Always tag each release with a `v` prefix."
+    ]
+)  # seven rules: six are kept
 @given(st.lists(st.lists(st.sampled_from(_WORDS), max_size=80).map(" ".join), max_size=4))
 def test_a_rule_is_made_of_the_users_own_words(prompts: list[str]) -> None:
     rules = user_rules(prompts)
     assert len(rules) <= MAX_RULES_PER_SESSION
+
     def words(text: str) -> set[str]:
-        return {w.lower().strip(";:,-*•") for w in text.split()} - {""}  # bullets and trailing marks are tidied
+        return {w.lower().strip(";:,.-*•") for w in text.split()} - {""}  # bullets and trailing marks are tidied
 
     said = words(" ".join(prompts))
     for rule in rules:

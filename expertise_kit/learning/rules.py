@@ -49,7 +49,8 @@ _SETUP = re.compile(
 _OTHER = re.compile(
     r"不要|别再|必须|务必|始终|总是|每次|一定要|记得|禁止|请勿|不能|不允许|统一使用|不应该|应该|没有必要|不需要|不必|"
     r"\bil\s+faut\b|\bil\s+faudrait\b|\bne\s+doi[tv]\b|\bdoi(?:t|vent)\s+(?:être|toujours|jamais)\b|\bet\s+non\s+(?:à|a|au|aux|pas|par|de|des|du|le|la|les|un|une)\b|"
-    r"\bn'inclu[st]\s+pas\b|\bhay\s+que\b|\bno\s+debe\b|\bdebe\s+\w+|\bmuss\b|\bdarf\s+nicht\b|"
+    r"\bn'inclu[st]\s+pas\b|\b(?:utilise[sz]?|usa|verwende|nutze)\s+\S+(?:\s+\S+){0,4}?\s+(?:au\s+lieu\s+d[eu]|"
+    r"en\s+(?:lugar|vez)\s+de|(?:an)?statt)\b|用\s*\S+\s*而不是|\bhay\s+que\b|\bno\s+debe\b|\bdebe\s+\w+|\bmuss\b|\bdarf\s+nicht\b|"
     r"^(?:siempre|nunca|no\s+uses|no\s+hagas|asegúrate|cada\s+vez|recuerda|sempre|nunca|não\s+use|"
     r"immer|niemals|nie\s+|stelle\s+sicher|verwende\s+nie|toujours|jamais|ne\s+jamais|assure-toi)\b",
     re.I,
@@ -88,22 +89,40 @@ _CHAT = re.compile(
     r"\bnever\s+mind\b|\bdon'?t\s+worry\b|\bfor\s+now\b|\bthis\s+time\b|\bright\s+now\b|\bfor\s+this\s+(?:task|one|pr)\b",
     re.I,
 )
-# A correction of a fact, or the name to use: worth keeping only when it names something exact (a `code`
-# span, a "quoted" name, a dotted, slashed or snake/kebab identifier, a --flag). "there's no such thing" is chat.
-_CORRECTION = re.compile(
-    r"\bthere(?:'s|\s+is)\s+(?:no|only)\b|\bdoes(?:n't|\s+not)\s+exist\b|\binstead\s+of\b|\bto\s+use\s+is\b|"
-    r"\b(?:got\s+(?:it|that|this)|(?:that|this|it)(?:'s|\s+is))\s+(?:wrong|incorrect)\s*[:,]\s*\S|"
-    r"\bau\s+lieu\s+d[eu]\b|\bà\s+utiliser\s+est\b|\ben\s+(?:lugar|vez)\s+de\b|\ba\s+usar\s+es\b|\b(?:an)?statt\b|"
-    r"而不是|不存在|没有这个",
-    re.I,
-)
-_EXACT = re.compile(
-    r"`[^`\n]+`|[\"“«][^\"”»\n]{2,40}[\"”»]|(?<![\w'])[A-Za-z_][\w-]*[./_][\w./-]*\w|(?<!\w)--?[a-zA-Z][\w-]+|"
+# Something exact: a `code` span, a "quoted" name, a dotted, slashed or snake/kebab identifier, a --flag.
+_EXACT_TEXT = (
+    r"`[^`\n]+`|[\"“«][^\"”»\n]{2,40}[\"”»]|(?<![\w'-])[A-Za-z_][\w-]*[./_][\w./-]*\w|(?<![\w-])--?[a-zA-Z][\w-]+|"
     r"\b[a-z]+[A-Z]\w*"
 )
+_EXACT = re.compile(_EXACT_TEXT)
+# A correction of a fact, or the name to use, naming something exact at once: "there's no `clangd.showLog`",
+# "the file to use is docs/prd.md", "au lieu de "Terra", il s'agit de "TRA"". Bug reports say "instead of"
+# and "does not exist" too ("it returns 500 instead of 404"), so those alone are no marker.
+_SOON = (  # at once: after an article and one word at most; camelCase is case-sensitive
+    r"\s+(?:(?:the|a|an|le|la|les|el|los|der|die|das)\s+)?(?:[^\W\d_][\w'-]*\s+)??(?-i:" + _EXACT_TEXT + ")"
+)
+_CORRECTION = re.compile(
+    r"(?:^|[,;:)]\s*)(?:(?:no|nope|actually|first|second|also|and|but)[,!]?\s+)*"
+    r"(?:there(?:'s|\s+is|\s+are)\s+(?:no|only)|il\s+n'y\s+a\s+(?:pas\s+d[e']|que)|no\s+(?:hay|existe)|"
+    r"es\s+gibt\s+(?:kein\w*|nur))" + _SOON + "|"
+    r"\b(?:to\s+use\s+(?:is|are)|à\s+utiliser\s+(?:est|sont)|a\s+usar\s+es|zu\s+verwenden\s+ist)" + _SOON + "|"
+    r"\binstead\s+of\b[^.;?]{1,80}?,\s*it(?:'s|\s+is)\b|\bau\s+lieu\s+d[eu]\b[^.;?]{1,80}?\b(?:il\s+s'agit|c'est)\b|"
+    r"没有\s*(?-i:" + _EXACT_TEXT + ")",
+    re.I,
+)
 _FOR_NOW = re.compile(r"\byet\b|\bpas\s+encore\b|\btodavía\b|\bnoch\s+nicht\b|还没|尚未", re.I)
+# A correction that asks for work is a request: "there's no `README.md`, please create one".
+_ASKS = re.compile(
+    r"\b(?:please|pls|can\s+you|could\s+you|let'?s|create|add|fix|make|write|help|merci\s+de|peux-tu|puedes|"
+    r"kannst\s+du|bitte)\b|帮我|请",
+    re.I,
+)
+# What a rule that points back may point to: a choice of what to use ("use docs/prd.md", "utilise ...").
+_CHOICE = re.compile(_LEAD + r"(?:use|only\s+use|utilise[sz]?|usa|verwende|nutze|load|read|keep|用|使用|只用)\b", re.I)
 # A rule that points back ("don't include the other files"): it says what it means with the sentence before.
-_BACK = re.compile(r"\bothers?\b|\bthe\s+rest\b|\bautres\b|\botros\b|\banderen?\b|其他|其它", re.I)
+_BACK = re.compile(
+    r"\b(?<!each\s)others?\b(?!\s+(?:hand|than)\b)|\bthe\s+rest\b|\bautres\b|\botros\b|\banderen?\b|其他|其它", re.I
+)
 _LOG_LINE = re.compile(r"^\s*(?:\[?\d{2,4}[-/:]\d{2}|\w+Error\b|error[:\[]|warning[:\[]|fatal:|npm ERR)", re.I)
 
 
@@ -131,7 +150,10 @@ def _content_words(sentence: str) -> int:
 
 def _corrects(sentence: str) -> bool:
     """A correction naming something exact, and not of how things stand for now ("there's no `x` yet")."""
-    return bool(_CORRECTION.search(sentence) and _EXACT.search(sentence) and not _FOR_NOW.search(sentence))
+    if not _CORRECTION.search(sentence) or not _EXACT.search(sentence):
+        return False
+    words = _EXACT.sub(" ", sentence)  # what it names is not what it says: "there's no `make test`"
+    return not _FOR_NOW.search(words) and not _ASKS.search(words)
 
 
 def _is_rule(sentence: str) -> bool:
@@ -145,6 +167,21 @@ def _is_rule(sentence: str) -> bool:
     if _TASK.match(sentence) and not _STANDING.search(sentence):
         return False  # "Add a button that should appear for admins": a request, however it is worded
     return marked and _content_words(sentence) >= 3
+
+
+def _context(sentence: str) -> bool:
+    """Whether a rule that points back may take ``sentence`` with it: it names something exact and is no
+    rule, question, request or chat of its own ("use docs/prd.md", before "don't include the other files")."""
+    if not _CHOICE.match(sentence) or not _EXACT.search(sentence) or "?" in sentence or _CHAT.search(sentence):
+        return False
+    return not _is_rule(sentence)
+
+
+def _lower_first(sentence: str) -> str:
+    """``Don't ...`` as it reads after a semicolon; ``NEVER``, ``GitHub`` and ``I`` as they are."""
+    if re.match(r"(?!I\b|I['’])[A-Z]['’]?[a-z]", sentence):
+        return sentence[:1].lower() + sentence[1:]
+    return sentence
 
 
 def _tidy(sentence: str) -> str:
@@ -164,11 +201,14 @@ def user_rules(prompts: list[str]) -> list[str]:
         before = ""
         for sentence in _sentences(prompt):
             correction = _CORRECTION.search(sentence) if len(sentence) > 250 else None
-            if correction and len(sentence) - correction.start() <= 250:
-                sentence = sentence[correction.start() :]  # a long preamble, then the correction: keep that
+            if correction:  # a long preamble, then the correction: keep the correction's clause
+                at = correction.start()
+                clause = max(sentence.rfind(mark, 0, at + 1) for mark in ",;:)") + 1
+                at = clause if len(sentence) - clause <= 250 else at
+                sentence = sentence[at:].lstrip(" ,;:)") if len(sentence) - at <= 250 else sentence
             if _is_rule(sentence):
-                if before and _BACK.search(sentence) and _EXACT.search(before) and not _is_rule(before):
-                    sentence = f"{before.rstrip(' .;:')}; {sentence[:1].lower()}{sentence[1:]}"
+                if before and _BACK.search(sentence) and _context(before):
+                    sentence = f"{before.rstrip(' .;:')}; {_lower_first(sentence)}"
                 text = _tidy(sentence)
                 found.setdefault(text.lower(), text)
             before = sentence if len(sentence) <= 100 else ""  # the rule keeps most of its RULE_CHARS
