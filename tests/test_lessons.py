@@ -49,6 +49,7 @@ def _failures(session: Session) -> list[dict[str, Any]]:
         ("fix the login page. Never commit directly to main, open a PR.", "Never commit directly to main"),
         ("Please don't add new dependencies without asking me first", "Don't add new dependencies"),
         ("use pnpm, not npm, in this repo", "Use pnpm, not npm"),
+        ("Can you always run `make lint` before you commit", "Can you always run `make lint`"),
         ("I'm on Ubuntu 22.04 and the app exits at once when started", "I'm on Ubuntu 22.04"),
         ("There should be no postgres or redis for the embedded mode.", "There should be no postgres"),
         ("init应该放在--help的第一行显示", "Init应该放在--help的第一行显示"),
@@ -104,6 +105,7 @@ def test_standing_rules_are_read_from_the_users_words(prompt: str, rule: str) ->
         "Die Funktion gibt null statt eines Objekts zurück, siehe src/index.ts.",
         "运行 `npm test` 时报错，说 src/utils.js 不存在，帮我看看",
         "Let's try `npm ci` instead of npm install and see if the lockfile error goes away.",
+        "Can you use `fetch` instead of axios here.",  # asked, not set: no "always", "never", "every"
         "There's no `README.md` in the root, please create one with install steps.",
         "There is no output from `make test`, it just hangs.",
         "There's only one test in tests/test_api.py, add a few more for the edge cases.",

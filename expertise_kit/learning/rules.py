@@ -58,7 +58,7 @@ _OTHER = re.compile(
 # A request for work now, unless it says it stands: "always", "never", "every".
 _TASK = re.compile(
     _LEAD + r"(?:add|create|implement|fix|update|write|remove|delete|rename|refactor|build|change|move|make\s+(?!sure)"
-    r"|remember\s+to\s+update|give|show|tell|explain|run|check|look)\b",
+    r"|remember\s+to\s+update|give|show|tell|explain|run|check|look|can\s+you|could\s+you|would\s+you)\b",
     re.I,
 )
 _STANDING = re.compile(r"\b(?:always|never|every|each\s+time|whenever|from\s+now\s+on)\b", re.I)
