@@ -3,7 +3,8 @@ setup, and errors they pasted into a prompt.
 
 A rule is a sentence of the user's own prompt that says how work is done here, not what to do now:
 "always/never/every ...", "make sure ...", "don't ...", "use X, not Y", "I'm on Ubuntu", and corrections that
-name something exact ("there's no `clangd.showLog`", "the file to use is `docs/prd.md`"). A one-off request
+name something exact ("there's no `clangd.showLog`", "the file to use is `docs/prd.md`"), with the choice they
+point to ("there's no `--force`; use `--yes`", "use docs/prd.md; don't include the other files"). A one-off request
 ("fix this", "make sure it works") has too few words of its own to be one. Text the user pasted (code
 fences, quoted logs, a template with headings or tags) holds no rules of theirs.
 """
@@ -199,7 +200,9 @@ def user_rules(prompts: list[str]) -> list[str]:
         if lines > 15 or len(prompt) > _MAX_PROMPT or _TEMPLATE.search(prompt):
             continue  # a template or a pasted document: its imperatives are not the user's own
         before = ""
-        for sentence in _sentences(prompt):
+        sentences = _sentences(prompt)
+        for number, sentence in enumerate(sentences):
+            after = sentences[number + 1] if number + 1 < len(sentences) else ""
             correction = _CORRECTION.search(sentence) if len(sentence) > 250 else None
             if correction:  # a long preamble, then the correction: keep the correction's clause
                 at = correction.start()
@@ -209,6 +212,8 @@ def user_rules(prompts: list[str]) -> list[str]:
             if _is_rule(sentence):
                 if before and _BACK.search(sentence) and _context(before):
                     sentence = f"{before.rstrip(' .;:')}; {_lower_first(sentence)}"
+                elif _corrects(sentence) and len(after) <= 100 and _context(after):  # "there's no X; use Y"
+                    sentence = f"{sentence.rstrip(' .;:')}; {_lower_first(after)}"
                 text = _tidy(sentence)
                 found.setdefault(text.lower(), text)
             before = sentence if len(sentence) <= 100 else ""  # the rule keeps most of its RULE_CHARS
