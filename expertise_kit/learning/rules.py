@@ -205,10 +205,9 @@ def user_rules(prompts: list[str]) -> list[str]:
             after = sentences[number + 1] if number + 1 < len(sentences) else ""
             correction = _CORRECTION.search(sentence) if len(sentence) > 250 else None
             if correction:  # a long preamble, then the correction: keep the correction's clause
-                at = correction.start()
-                clause = max(sentence.rfind(mark, 0, at + 1) for mark in ",;:)") + 1
-                at = clause if len(sentence) - clause <= 250 else at
-                sentence = sentence[at:].lstrip(" ,;:)") if len(sentence) - at <= 250 else sentence
+                clause = max(sentence.rfind(mark, 0, correction.start() + 1) for mark in ",;:)") + 1
+                start = clause if len(sentence) - clause <= 250 else correction.start()  # else still too long
+                sentence = sentence[start:].lstrip(" ,;:)")
             if _is_rule(sentence):
                 if before and _BACK.search(sentence) and _context(before):
                     sentence = f"{before.rstrip(' .;:')}; {_lower_first(sentence)}"
