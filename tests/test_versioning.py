@@ -227,3 +227,17 @@ def test_no_identity_defers_with_the_reason(project: Path, run: Cli, monkeypatch
     assert result.exit_code == 0
     assert "no user identity" in result.stderr
     assert "x" in (project / ".expertise" / "api.yaml").read_text()
+
+
+def test_identity_comes_from_git_config_the_nearest_level_winning(
+    project: Path, run: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"):
+        monkeypatch.delenv(key)
+    git(project, "config", "--global", "user.name", "Global Gale")
+    git(project, "config", "--global", "user.email", "gale@example.test")
+    git(project, "config", "user.name", "Local Lee")  # the repository's own beats the global one
+    git(project, "config", "--unset", "user.email")  # and the global email fills the gap
+    assert run("add", "api", "patterns", "Identity from config").exit_code == 0
+    author = git(project, "log", "-1", "--format=%an|%ae", "--", ".expertise/api.yaml").strip()
+    assert author == "expertise_kit (on behalf of Local Lee)|gale@example.test"

@@ -23,7 +23,7 @@ from expertise_kit.clock import iso
 from expertise_kit.errors import UserError
 from expertise_kit.project import GitLocation, Project
 from expertise_kit.versioning.busy import busy_reason, head_sha, wait_for_index_lock
-from expertise_kit.versioning.git import GitError, open_repo, remember_identity, run_git
+from expertise_kit.versioning.git import GitError, configured_identity, run_git
 
 __all__ = [
     "CHANGE_TYPES",
@@ -244,16 +244,12 @@ def _message(revision: Revision, pending: list[Revision]) -> str:
     return "\n".join(parts + trailers) + "\n"
 
 
-def _identity(repo: Any, git: GitLocation) -> tuple[str, str] | None:
-    """The user's committer identity, as git would pick it: environment first, then config. What the
-    config says is kept for the shared layer's commit of the same revision (``git.remember_identity``),
-    which would otherwise read it again."""
+def _identity(git: GitLocation) -> tuple[str, str] | None:
+    """The user's committer identity, as git would pick it: environment first, then config."""
     name = os.environ.get("GIT_COMMITTER_NAME")
     email = os.environ.get("GIT_COMMITTER_EMAIL")
     if not (name and email):
-        reader = repo.config_reader()
-        configured = remember_identity(git.common_dir, reader.get_value("user", "name", default=""),
-                                       reader.get_value("user", "email", default=""))  # fmt: skip
+        configured = configured_identity(git.toplevel, git.common_dir)
         name = name or configured[0]
         email = email or configured[1]
     if not (name and email):
@@ -266,31 +262,30 @@ def _commit(project: Project, revision: Revision, pending: list[Revision]) -> st
     toplevel = project.git.toplevel
     paths = list(dict.fromkeys(p for r in [revision, *pending] for p in r.paths))
     pathspecs = [str((project.root / p).relative_to(toplevel)) for p in paths]
-    with open_repo(toplevel) as repo:
-        args = ["commit", "--only", "--no-verify", "--no-edit", "--quiet", "--cleanup=verbatim"]
-        if not revision.by_hand:
-            identity = _identity(repo, project.git)
-            if identity is None:
-                raise GitError(["commit"], 1, "", "git has no user identity (user.name and user.email)")
-            args.append(f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>")
-        args += ["-m", _message(revision, pending), "--", *pathspecs]
-        for attempt in range(_INDEX_LOCK_RETRIES + 1):
-            result = run_git(repo, args, check=False)
-            if result.status == 0:
-                # A commit always leaves a loose ref behind; reading it saves a second git process.
-                return head_sha(project.git) or str(run_git(repo, ["rev-parse", "HEAD"]).stdout.strip())
-            error = result.stderr + result.stdout
-            if "did not match any file(s) known to git" in error:
-                # New files: stage exactly our paths, then the partial commit takes them.
-                run_git(repo, ["add", "--", *pathspecs])
-                continue
-            if "index.lock" in error and attempt < _INDEX_LOCK_RETRIES:
-                wait_for_index_lock(project.git, 2.0)
-                time.sleep(random.uniform(0.005, 0.02) * (attempt + 1))  # jitter: out of step with it
-                continue
-            if "nothing to commit" in error or "no changes added to commit" in error:
-                return ""
-            raise GitError(["commit", "--only", "--", *pathspecs], result.status, result.stdout, result.stderr)
+    args = ["commit", "--only", "--no-verify", "--no-edit", "--quiet", "--cleanup=verbatim"]
+    if not revision.by_hand:
+        identity = _identity(project.git)
+        if identity is None:
+            raise GitError(["commit"], 1, "", "git has no user identity (user.name and user.email)")
+        args.append(f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>")
+    args += ["-m", _message(revision, pending), "--", *pathspecs]
+    for attempt in range(_INDEX_LOCK_RETRIES + 1):
+        result = run_git(toplevel, args, check=False)
+        if result.status == 0:
+            # A commit always leaves a loose ref behind; reading it saves a second git process.
+            return head_sha(project.git) or str(run_git(toplevel, ["rev-parse", "HEAD"]).stdout.strip())
+        error = result.stderr + result.stdout
+        if "did not match any file(s) known to git" in error:
+            # New files: stage exactly our paths, then the partial commit takes them.
+            run_git(toplevel, ["add", "--", *pathspecs])
+            continue
+        if "index.lock" in error and attempt < _INDEX_LOCK_RETRIES:
+            wait_for_index_lock(project.git, 2.0)
+            time.sleep(random.uniform(0.005, 0.02) * (attempt + 1))  # jitter: out of step with it
+            continue
+        if "nothing to commit" in error or "no changes added to commit" in error:
+            return ""
+        raise GitError(["commit", "--only", "--", *pathspecs], result.status, result.stdout, result.stderr)
     raise GitError(["commit"], 1, "", "gave up after repeated index.lock contention")
 
 
@@ -323,11 +318,7 @@ def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
         record_pending(project, revision, exc.stderr.strip().splitlines()[0] if exc.stderr.strip() else str(exc))
         hint = f"{advice or 'fix that'}, then run `expertise history --sync`"
         return CommitOutcome(deferred=message, hint=hint)
-    except Exception as exc:
-        # No git executable: GitPython fails to load (ImportError, our UserError) or to spawn git
-        # (its GitCommandNotFound). The file is written; the revision waits for git.
-        if not isinstance(exc, (ImportError, OSError, UserError)) and not type(exc).__module__.startswith("git"):
-            raise
+    except OSError:  # no git executable to run: the file is written, the revision waits for git
         reason = "git is not available"
         record_pending(project, revision, reason)
         return CommitOutcome(deferred=reason, hint="install git, then run `expertise history --sync`")
@@ -365,8 +356,7 @@ def ignored_by_git(project: Project, paths: list[str]) -> list[str]:
     assert project.git is not None
     if not paths:
         return []
-    with open_repo(project.git.toplevel) as repo:
-        result = run_git(repo, ["check-ignore", "--", *paths], check=False)
+    result = run_git(project.git.toplevel, ["check-ignore", "--", *paths], check=False)
     if result.status not in (0, 1):
         raise GitError(["check-ignore", "--", *paths], result.status, result.stdout, result.stderr)
     return [name for name in result.stdout.splitlines() if name]
@@ -382,34 +372,33 @@ def commit_exported(project: Project, paths: list[str], subject: str, trailers: 
     never committed) is left out; new files are staged first, since ``--only`` takes only known paths.
     """
     assert project.git is not None
-    with open_repo(project.git.toplevel) as repo:
-        identity = _identity(repo, project.git)
-        if identity is None:
-            raise UserError("git has no user identity", hint="set user.name and user.email, then export again")
-        listed = run_git(repo, ["ls-files", "-z", "--", *paths]).stdout
-        tracked = {name for name in listed.split("\0") if name}
-        toplevel = Path(os.path.realpath(project.git.toplevel))
-        present = [p for p in paths if p in tracked or os.path.lexists(toplevel / p)]
-        if not present:
-            return CommitOutcome()
-        new = [p for p in present if p not in tracked]
-        if new:
-            run_git(repo, ["add", "--", *new])
-        if run_git(repo, ["diff", "--quiet", "HEAD", "--", *present], check=False).status == 0:
-            return CommitOutcome()  # already committed as it is
-        message = _one_line(subject) + "\n\n"
-        message += "".join(f"{TRAILER_PREFIX}{key}: {trailer_value(value)}\n" for key, value in trailers.items())
-        args = ["commit", "--only", "--no-verify", "--no-edit", "--quiet", "--cleanup=verbatim"]
-        args += [f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>", "-m", message, "--", *present]
-        for attempt in range(_INDEX_LOCK_RETRIES + 1):
-            result = run_git(repo, args, check=False)
-            if result.status == 0:
-                return CommitOutcome(
-                    sha=head_sha(project.git) or str(run_git(repo, ["rev-parse", "HEAD"]).stdout.strip())
-                )
-            if "index.lock" in result.stderr + result.stdout and attempt < _INDEX_LOCK_RETRIES:
-                wait_for_index_lock(project.git, 2.0)
-                time.sleep(random.uniform(0.005, 0.02) * (attempt + 1))  # jitter: out of step with it
-                continue
-            raise GitError(["commit", "--only", "--", *present], result.status, result.stdout, result.stderr)
+    identity = _identity(project.git)
+    if identity is None:
+        raise UserError("git has no user identity", hint="set user.name and user.email, then export again")
+    toplevel = Path(os.path.realpath(project.git.toplevel))
+    listed = run_git(toplevel, ["ls-files", "-z", "--", *paths]).stdout
+    tracked = {name for name in listed.split("\0") if name}
+    present = [p for p in paths if p in tracked or os.path.lexists(toplevel / p)]
+    if not present:
+        return CommitOutcome()
+    new = [p for p in present if p not in tracked]
+    if new:
+        run_git(toplevel, ["add", "--", *new])
+    if run_git(toplevel, ["diff", "--quiet", "HEAD", "--", *present], check=False).status == 0:
+        return CommitOutcome()  # already committed as it is
+    message = _one_line(subject) + "\n\n"
+    message += "".join(f"{TRAILER_PREFIX}{key}: {trailer_value(value)}\n" for key, value in trailers.items())
+    args = ["commit", "--only", "--no-verify", "--no-edit", "--quiet", "--cleanup=verbatim"]
+    args += [f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>", "-m", message, "--", *present]
+    for attempt in range(_INDEX_LOCK_RETRIES + 1):
+        result = run_git(toplevel, args, check=False)
+        if result.status == 0:
+            return CommitOutcome(
+                sha=head_sha(project.git) or str(run_git(toplevel, ["rev-parse", "HEAD"]).stdout.strip())
+            )
+        if "index.lock" in result.stderr + result.stdout and attempt < _INDEX_LOCK_RETRIES:
+            wait_for_index_lock(project.git, 2.0)
+            time.sleep(random.uniform(0.005, 0.02) * (attempt + 1))  # jitter: out of step with it
+            continue
+        raise GitError(["commit", "--only", "--", *present], result.status, result.stdout, result.stderr)
     raise GitError(["commit"], 1, "", "gave up after repeated index.lock contention")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GitError", "GitResult", "open_repo", "run_git", "SAFE_CONFIG", "GIT_TIMEOUT_SECONDS", "NO_SPACE_HINT",
-    "NO_SPACE_MARKERS", "no_space", "short_of_space",
+    "NO_SPACE_MARKERS", "no_space", "short_of_space", "configured_identity",
 ]  # fmt: skip
 
 GIT_TIMEOUT_SECONDS = 60
@@ -138,38 +138,43 @@ def open_repo(path: Path) -> Iterator[Repo]:
 
 
 def run_git(
-    repo: Repo,
+    where: Repo | Path,
     args: Sequence[str],
     *,
     env: dict[str, str] | None = None,
     check: bool = True,
 ) -> GitResult:
-    argv = ["git", *SAFE_CONFIG, *args]
-    status, stdout, stderr = repo.git.execute(
-        argv,
-        with_extended_output=True,
-        with_exceptions=False,
-        env=_environment(env),
-        kill_after_timeout=GIT_TIMEOUT_SECONDS,
-        strip_newline_in_stdout=False,
-        istream=subprocess.DEVNULL,
-    )
-    result = GitResult(int(status), str(stdout), str(stderr))
+    """One git command in ``where`` (a work tree, or an open Repo's), as a plain process: GitPython takes
+    longer to import than a learn takes to commit, and only reading history needs its object model."""
+    import os
+
+    cwd = where if isinstance(where, Path) else Path(str(where.working_dir))
+    try:
+        done = subprocess.run(
+            ["git", *SAFE_CONFIG, *args], cwd=cwd, env={**os.environ, "LANGUAGE": "C", **_environment(env)},
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=False,
+        )  # fmt: skip
+        stdout, stderr = (part.decode("utf-8", "surrogateescape") for part in (done.stdout, done.stderr))
+        result = GitResult(done.returncode, stdout, stderr.removesuffix("\n"))
+    except subprocess.TimeoutExpired:
+        result = GitResult(-9, "", f"git was stopped after {GIT_TIMEOUT_SECONDS} s")
     if check and result.status != 0:
-        raise GitError(args, result.status, result.stdout, result.stderr, cwd=Path(str(repo.working_dir)))
+        raise GitError(args, result.status, result.stdout, result.stderr, cwd=cwd)
     return result
 
 
 _identities: dict[str, tuple[str | None, str | None]] = {}  # common git dir -> user.name, user.email
 
 
-def remember_identity(common_dir: Path, name: object, email: object) -> tuple[str | None, str | None]:
-    """What the config says of ``user.name`` and ``user.email``, kept for the rest of this process's
-    revision: the branch commit reads it, the shared layer's commit takes it (~1.5 ms less a publish)."""
-    found = (str(name) if name else None, str(email) if email else None)
-    _identities[str(common_dir)] = found
-    return found
-
-
-def remembered_identity(common_dir: Path) -> tuple[str | None, str | None] | None:
-    return _identities.get(str(common_dir))
+def configured_identity(toplevel: Path, common_dir: Path) -> tuple[str | None, str | None]:
+    """What git's config says of ``user.name`` and ``user.email`` (None where it says nothing), read once
+    per process and repository: a revision's branch commit and its shared layer commit both ask."""
+    key = str(common_dir)
+    if key not in _identities:
+        found: dict[str, str] = {}
+        listed = run_git(toplevel, ["config", "-z", "--get-regexp", r"^user\.(name|email)$"], check=False)
+        for item in listed.stdout.split("\0"):  # "key\nvalue", lowest level first: the last one wins
+            name, _, value = item.partition("\n")
+            found[name] = value
+        _identities[key] = (found.get("user.name") or None, found.get("user.email") or None)
+    return _identities[key]

@@ -326,17 +326,12 @@ def _identity(git: GitLocation) -> tuple[str, str]:
     name = os.environ.get("GIT_COMMITTER_NAME")
     email = os.environ.get("GIT_COMMITTER_EMAIL")
     if not (name and email):
-        from expertise_kit.versioning.git import open_repo, remember_identity, remembered_identity
+        from expertise_kit.versioning.git import configured_identity
 
-        found = remembered_identity(git.common_dir)  # most often read by this revision's branch commit
-        if found is None:
-            try:  # GitPython's config reader, as the branch commit reads it: no git process
-                with open_repo(git.toplevel) as repo:
-                    reader = repo.config_reader()
-                    found = remember_identity(git.common_dir, reader.get_value("user", "name", default=""),
-                                              reader.get_value("user", "email", default=""))  # fmt: skip
-            except Exception:  # noqa: BLE001 - unreadable config: the fallback identity
-                found = (None, None)
+        try:  # most often already read by this revision's branch commit
+            found = configured_identity(git.toplevel, git.common_dir)
+        except OSError:  # no git to ask: the fallback identity
+            found = (None, None)
         name = name or found[0]
         email = email or found[1]
     if not (name and email):
