@@ -445,6 +445,17 @@ def test_generic_tool_orders_are_not_learned(project: Path, run: Cli, tmp_path: 
     assert not [t for _, section, t in _added(data) if section == "effective_patterns"]
 
 
+def test_the_shells_test_builtin_is_no_test_runner(project: Path, run: Cli, tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("Build the bundle")
+    s.tool("Edit", {"file_path": f"{CWD}/shop/pricing.py", "old_string": "a", "new_string": "b"}, "ok")
+    s.tool("Bash", {"command": "test -f dist/bundle.js && echo built"}, "built")
+    s.tool("Bash", {"command": "pytest -q"}, "3 passed in 0.1s")
+    data = _learn(run, s.write(tmp_path / "s.jsonl"))
+    patterns = [t for _, section, t in _added(data) if section == "effective_patterns"]
+    assert patterns == ["Run `pytest -q` after editing: this project's tests run with it"]
+
+
 # -- one home per lesson ----------------------------------------------------------------------------
 
 

@@ -664,6 +664,8 @@ def _provenance(session: Session, stamp: str) -> dict[str, Any]:
 
 def _is_test(command: str) -> bool:
     program = main_program(command)
+    if program == "test":  # the shell's `test -f build/out`, not a test runner
+        return False
     return program in _TEST_PROGRAMS or program.endswith(" test") or program.startswith("test")
 
 
