@@ -339,6 +339,51 @@ def test_the_agents_lesson_is_recorded_with_its_session(reflecting: Path, run: C
     assert "written by agents: 1 entries in the store (1 revisions)" in stats.output
 
 
+def test_a_failure_met_again_and_fixed_another_way_takes_the_newer_fix(project: Path, run: Cli) -> None:
+    later = "5e55104e-1d2c-4b1a-9f00-000000000002"
+    error = "/bin/bash: line 1: python: command not found"
+    _learned_by_hand(project, "general", {
+        "learned_from_failures": f"  - issue: Reading the frontmatter with python\n    error: '{error}'\n"
+        f"    solution: use awk instead\n    source: agent\n    sessions: [{SESSION}]\n    recurrence: 1\n",
+    })  # fmt: skip
+    git(project, "commit", "-qam", "the first session's lesson")
+
+    def lesson(session: str, solution: str, issue: str = "Editing a file with a python heredoc") -> str:
+        done = run("add", "general", "learned_from_failures", issue, "--error", error, "--solution", solution,
+                   "--session", session)  # fmt: skip
+        assert done.exit_code == 0, done.output
+        return done.output
+
+    other = "/bin/bash: line 3: python: command not found"  # alike (one id), but not the same error
+    done = run("add", "general", "learned_from_failures", "A build script calling python", "--error", other,
+               "--solution", "Install python-is-python3", "--session", later)  # fmt: skip
+    assert "already present" in done.output
+    lesson(later, "use awk instead")  # the same fix: already there
+    assert [(e["solution"], e["recurrence"]) for e in _entries(run, "general")] == [("use awk instead", 1)]
+    lesson(later, "Run it with python3: only the `python` name is missing")
+    [entry] = _entries(run, "general")
+    assert entry["solution"] == "Run it with python3: only the `python` name is missing"
+    assert entry["issue"] == "Editing a file with a python heredoc"
+    assert entry["sessions"] == [SESSION, later] and entry["recurrence"] == 2 and entry["source"] == "agent"
+    assert "rewrite 1 entry by the agent" in git(project, "log", "-1", "--format=%s")
+    shown = git(project, "show", "HEAD", "--", ".expertise/general.yaml")
+    assert "-    solution: use awk instead" in shown and "(fixed anew by the agent)" in shown
+    # Later in that session (the learner may have counted it already): a newer fix, no second sighting.
+    lesson(later, "python3 is the interpreter here")
+    [entry] = _entries(run, "general")
+    assert entry["solution"] == "python3 is the interpreter here" and entry["recurrence"] == 2
+
+
+def test_a_hand_written_failure_keeps_its_fix(project: Path, run: Cli) -> None:
+    error = "ModuleNotFoundError: No module named 'shop'"
+    assert run("add", "general", "learned_from_failures", "Importing shop", "--error", error,
+               "--solution", "Run pytest with PYTHONPATH=.").exit_code == 0  # fmt: skip
+    done = run("add", "general", "learned_from_failures", "Importing shop in tests", "--error", error,
+               "--solution", "pip install -e . first", "--session", SESSION)  # fmt: skip
+    assert done.exit_code == 0 and "already present" in done.output
+    assert [e["solution"] for e in _entries(run, "general")] == ["Run pytest with PYTHONPATH=."]
+
+
 def test_parsed_and_agent_wording_are_one_entry_either_way(reflecting: Path, run: Cli, tmp_path: Path) -> None:
     first = shop_session(SESSION).write(tmp_path / "a.jsonl")
     # The agent writes first (Claude Code: Stop, then SessionEnd's learner).

@@ -19,7 +19,7 @@ from expertise_kit.config import Config, load_config
 from expertise_kit.document.atomic import LOCK_TIMEOUT_SECONDS, ensure_writable, remove_stale_temps, write_lock
 from expertise_kit.document.cap import PrunedEntry
 from expertise_kit.document.domainfile import DomainDoc, load_domain_file
-from expertise_kit.document.entries import Item, is_learned, item_id, item_text, parse_item
+from expertise_kit.document.entries import FailureEntry, Item, is_learned, item_id, item_text, parse_item
 from expertise_kit.document.ids import normalise_path
 from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.sightings import add_sighting, combine_sightings
@@ -198,6 +198,9 @@ class Store:
         An entry with the same id is a duplicate (nothing is added), unless the learner parsed it from this
         very session: then, as for an entry of this session that ``rewords(section, id, item)`` says is the
         same lesson, the agent's wording replaces the parsed one and the entry's provenance and counts stay.
+        A failure already learned (in this session or before) that the agent says, with the same error word
+        for word, it fixed another way takes the agent's fix, and one more sighting if the session is new:
+        the newest fix that worked is the one to try first. Hand-written entries are never rewritten.
         """
         from expertise_kit.document.splice import Remove
 
@@ -211,10 +214,26 @@ class Store:
             def parsed_here(item: Item) -> bool:
                 return not isinstance(item, str) and item.source == "learned" and session in map(str, item.sessions)
 
-            if any(entry == new_id and not parsed_here(item) for _, _, item, entry in entries):
-                result.duplicates.append(new_id)
-                result.lines = doc.line_count
-                return result
+            def fixed_anew(item: Item) -> bool:  # word for word the same error: not one that only looks alike
+                return (
+                    isinstance(item, FailureEntry) and is_learned(item) and bool(raw.get("solution"))
+                    and raw.get("solution") != item.solution
+                    and " ".join(str(raw.get("error") or "").split()) == " ".join(item.error.split())
+                )  # fmt: skip
+
+            same = next(((s, index, item) for s, index, item, entry in entries if entry == new_id), None)
+            if same is not None and not parsed_here(same[2]):
+                if not (same[0] == section_name and fixed_anew(same[2])):
+                    result.duplicates.append(new_id)
+                    result.lines = doc.line_count
+                    return result
+                old_section, index, item = same
+                stored = doc.loaded.plain[old_section][index]
+                worded = {k: raw[k] for k in ("issue", "solution") if raw.get(k)}
+                raw = {**(add_sighting(stored, raw) or stored), **worded, "source": "agent"}
+                said = describe_entry(new_id, section_name, item_text(parsed))
+                tx.notes.append(f"~ {said} (fixed anew by the agent)")
+                return self._written_by_agent(tx, doc, result, [Replace(old_section, index, raw)], new_id, {}, session)
             target = next(
                 (
                     (s, index, item, entry) for s, index, item, entry in entries
@@ -237,16 +256,23 @@ class Store:
             else:
                 edits.append(Append(section_name, raw))
             described = {new_id: describe_entry(new_id, section_name, item_text(parsed))}
-            capped = tx.edit(doc, edits, described=described)
-            result.pruned, result.lines, result.over_by = capped.pruned, capped.lines, capped.over_by
-            result.changed = not tx.empty
-            if not result.changed:
-                result.duplicates.append(new_id)  # written before, word for word
-                return result
-            result.added = [new_id] if new_id not in {p.id for p in capped.pruned} else []
-            written = "rewrite 1 entry" if isinstance(edits[0], Replace) else "add 1 entry"
-            result.commit = tx.commit(f"expertise({domain}): {written} by the agent in session {session[:8]}")
+            return self._written_by_agent(tx, doc, result, edits, new_id, described, session)
+
+    @staticmethod
+    def _written_by_agent(
+        tx: Transaction, doc: DomainDoc, result: WriteResult, edits: list[Edit], new_id: str,
+        described: dict[str, str], session: str,
+    ) -> WriteResult:
+        capped = tx.edit(doc, edits, described=described)
+        result.pruned, result.lines, result.over_by = capped.pruned, capped.lines, capped.over_by
+        result.changed = not tx.empty
+        if not result.changed:
+            result.duplicates.append(new_id)  # written before, word for word
             return result
+        result.added = [new_id] if new_id not in {p.id for p in capped.pruned} else []
+        written = "rewrite 1 entry" if isinstance(edits[0], Replace) else "add 1 entry"
+        result.commit = tx.commit(f"expertise({doc.name}): {written} by the agent in session {session[:8]}")
+        return result
 
     def merge_learned(
         self,
