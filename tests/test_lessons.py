@@ -585,6 +585,24 @@ def test_aider_model_errors_are_read_and_rate_limits_teach_nothing(project: Path
     ]
 
 
+def test_aider_repo_map_names_a_deleted_file_git_still_tracks(project: Path, run: Cli, tmp_path: Path) -> None:
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text(
+        "# aider chat started at 2026-02-28 17:45:43\n\n> Aider v0.86.2\n\n#### Create hello.py\n"
+        "> Repo-map can't include /home/u/app/OLD_GUIDE.txt\n"
+        "> Has it been deleted from the file system but not from git?\n> Applied edit to hello.py\n"
+    )
+    [session] = read_sessions(history)
+    stale, edit = session.calls
+    assert stale.ok is False and edit.ok and edit.modifies == ("hello.py",)
+    data = _learn(run, history)
+    assert data["held"] == []  # a fact about the project's git state: kept the first time
+    [failure] = [e for e in _entries(run, "general") if e["section"] == "learned_from_failures"]
+    assert failure["error"] == (  # the home directory is written portably
+        "Repo-map can't include ~/app/OLD_GUIDE.txt: deleted from the file system but still tracked by git"
+    )
+
+
 # -- key files earn their place -------------------------------------------------------------------------
 
 

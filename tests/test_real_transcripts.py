@@ -110,8 +110,9 @@ _AIDER_NOTICE = re.compile(r"> (?:Applied edit to |Running |Commit |Added |# Fix
 
 def _aider_counts(path: Path) -> Counts:
     """Aider's own notices, and the commands the user ran; a failure is a search block that did not
-    match, a lint run that found errors, a /test whose output aider added without asking, or a block of
-    error lines aider printed after the user's first message of a session (a model or provider error)."""
+    match, a lint run that found errors, a file the repo map can't include (gone, still tracked by git),
+    a /test whose output aider added without asking, or a block of error lines aider printed after the
+    user's first message of a session (a model or provider error)."""
     calls = failures = 0
     edited: set[str] = set()
     previous = ""
@@ -135,7 +136,7 @@ def _aider_counts(path: Path) -> Counts:
             calls += 1
         elif re.match(r"#### (!|/run |/test |/git )", line) and user_starts:
             calls += 1  # a command the user ran (the first line of what they typed)
-        elif line.startswith("## SearchReplaceNoExactMatch") or line.startswith("> # Fix any errors below"):
+        elif line.startswith(("## SearchReplaceNoExactMatch", "> # Fix any errors below", "> Repo-map can't include ")):
             calls += 1
             failures += 1
         elif re.match(r"> Added \d+ lines? of output", line) and "output to the chat?" not in previous:

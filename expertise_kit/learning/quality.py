@@ -125,6 +125,7 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"cannot create temp file for here.?doc|"
         r"(?:^|[\s'\"])/(?:usr|opt|etc|nix|System|tmp|var)/[^\s'\"]*'?:? Read-only file system|"
         r"Read-only file system: '/(?:usr|opt|etc|nix|System|tmp|var)/", re.I | re.M)),
+    ("a deleted file git still tracks", re.compile(r"deleted from the file system but still tracked by git", re.I)),
     ("a branch or revision that is not there", re.compile(
         r"unknown revision|ambiguous argument '(?:main|master|origin/\w+|HEAD~?\d*)[.']|couldn't find remote ref|"
         r"src refspec \S+ does not match any|not a valid (?:object name|ref)|"

@@ -37,6 +37,9 @@ _ADDED_OUTPUT = re.compile(r"Added \d+ lines? of output to the chat\.")
 _NO_MATCH = "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in "
 _LINT_HEADER = "# Fix any errors below, if possible."
 _LINT_RUNNING = "## Running: "
+# Aider's repo map meets a file git still tracks that is gone from the disk (the next notice asks "Has it
+# been deleted from the file system but not from git?"): a fact about the project's git state.
+_STALE_IN_MAP = "Repo-map can't include "
 # An error aider printed about the model call: the provider's answer, litellm's exception, a traceback.
 _MODEL_ERROR = re.compile(
     r"^(?:[\w.]+\.)?\w*(?:Error|Exception)\b(?::|$)|^Traceback \(most recent call last\)|"
@@ -161,6 +164,10 @@ class _Aider:
         elif text == _LINT_HEADER:
             self.lint = self._call("Bash")
             self.lint.ok = False
+        elif text.startswith(_STALE_IN_MAP):
+            stale = self._run("aider")
+            stale.ok = False
+            stale.error = f"{text}: deleted from the file system but still tracked by git"[:MAX_ERROR_CHARS]
 
     def _model_error(self, text: str) -> bool:
         """Aider's account of a failed model call, read as a failed call of aider with that model: one call
