@@ -456,6 +456,17 @@ def test_the_shells_test_builtin_is_no_test_runner(project: Path, run: Cli, tmp_
     assert patterns == ["Run `pytest -q` after editing: this project's tests run with it"]
 
 
+@pytest.mark.parametrize(
+    ("command", "runs_tests"),
+    [("test -f dist/bundle.js", False), ("/usr/bin/test -d build", False), ("script/test", True),
+     ("./test --verbose", True), ("bin/test", True), ("pytest -q", True)],
+)  # fmt: skip
+def test_a_project_test_script_is_a_test_run_the_builtin_is_not(command: str, runs_tests: bool) -> None:
+    from expertise_kit.learning.extract import _is_test
+
+    assert _is_test(command) is runs_tests
+
+
 # -- one home per lesson ----------------------------------------------------------------------------
 
 

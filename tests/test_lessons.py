@@ -599,7 +599,7 @@ def test_aider_repo_map_names_a_deleted_file_git_still_tracks(project: Path, run
     assert data["held"] == []  # a fact about the project's git state: kept the first time
     [failure] = [e for e in _entries(run, "general") if e["section"] == "learned_from_failures"]
     assert failure["error"] == (  # the home directory is written portably
-        "Repo-map can't include ~/app/OLD_GUIDE.txt: deleted from the file system but still tracked by git"
+        "Repo-map can't include a file deleted from the file system but still tracked by git: ~/app/OLD_GUIDE.txt"
     )
 
 

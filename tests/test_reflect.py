@@ -374,6 +374,26 @@ def test_a_failure_met_again_and_fixed_another_way_takes_the_newer_fix(project: 
     assert entry["solution"] == "python3 is the interpreter here" and entry["recurrence"] == 2
 
 
+def test_a_newer_fix_the_line_cap_has_no_room_for_leaves_the_entry_as_it_was(project: Path, run: Cli) -> None:
+    error = "/bin/bash: line 1: python: command not found"
+    _learned_by_hand(project, "general", {
+        "learned_from_failures": f"  - issue: Reading the frontmatter with python\n    error: '{error}'\n"
+        f"    solution: use awk instead\n    source: agent\n    sessions: [{SESSION}]\n    recurrence: 1\n",
+    })  # fmt: skip
+    domain = project / ".expertise" / "general.yaml"
+    room = 50 - len(domain.read_text().splitlines())  # filled to the smallest cap with hand-written entries
+    _learned_by_hand(project, "general", {"patterns": "".join(f"  - Hand-written pattern {n}\n" for n in range(room))})
+    config = project / ".expertise" / "config.yaml"
+    config.write_text(re.sub(r"line_cap: \d+", "line_cap: 50", config.read_text()))
+    git(project, "commit", "-qam", "at the cap")
+    before, head = domain.read_text(), git(project, "rev-parse", "HEAD")
+    long = " ".join(f"step {i}: run it again with python3" for i in range(12))
+    done = run("add", "general", "learned_from_failures", "Editing with python", "--error", error,
+               "--solution", long, "--session", "5e55104e-1d2c-4b1a-9f00-000000000002")  # fmt: skip
+    assert done.exit_code == 0 and "already present" in done.output
+    assert domain.read_text() == before and git(project, "rev-parse", "HEAD") == head
+
+
 def test_a_hand_written_failure_keeps_its_fix(project: Path, run: Cli) -> None:
     error = "ModuleNotFoundError: No module named 'shop'"
     assert run("add", "general", "learned_from_failures", "Importing shop", "--error", error,

@@ -241,3 +241,50 @@ def test_identity_comes_from_git_config_the_nearest_level_winning(
     assert run("add", "api", "patterns", "Identity from config").exit_code == 0
     author = git(project, "log", "-1", "--format=%an|%ae", "--", ".expertise/api.yaml").strip()
     assert author == "expertise_kit (on behalf of Local Lee)|gale@example.test"
+
+    # Read anew for every revision: a long-running process (`expertise mcp`, `serve`) sees a config change.
+    git(project, "config", "user.name", "Later Lou")
+    assert run("add", "api", "patterns", "Identity read again").exit_code == 0
+    author = git(project, "log", "-1", "--format=%an", "--", ".expertise/api.yaml").strip()
+    assert author == "expertise_kit (on behalf of Later Lou)"
+
+
+def test_a_config_git_cannot_read_is_named_not_taken_for_a_missing_identity(
+    project: Path, run: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(key)
+    with open(project / ".git" / "config", "a") as handle:
+        handle.write("[broken\n")
+    result = run("add", "api", "patterns", "Lesson with a broken config")
+    assert result.exit_code == 0 and "bad config line" in result.stderr and "no user identity" not in result.stderr
+
+
+def test_a_git_dir_in_the_environment_does_not_send_the_commit_elsewhere(
+    project: Path, run: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    git(other, "commit", "-q", "--allow-empty", "-m", "the other repository's own")
+    # As git sets it for an alias run in a linked worktree, or as vcsh exports it.
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    assert run("add", "api", "patterns", "Lesson for this project").exit_code == 0
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert git(other, "log", "--format=%s") == "the other repository's own\n"
+    assert "add 1 entry" in git(project, "log", "-1", "--format=%s")
+    assert git(project, "status", "--porcelain", "--", ".expertise") == ""
+
+
+def test_no_git_executable_is_one_line_with_a_hint(project: Path, run: Cli, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    added = run("add", "api", "patterns", "Written while git is away")
+    assert added.exit_code == 0 and "git is not available" in added.stderr  # written, the revision waits
+    synced = run("history", "--sync")
+    assert synced.exit_code == 1 and "git is not available" in synced.stderr and "PATH" in synced.stderr
+    assert "Traceback" not in synced.output

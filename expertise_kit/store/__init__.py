@@ -233,7 +233,8 @@ class Store:
                 raw = {**(add_sighting(stored, raw) or stored), **worded, "source": "agent"}
                 said = describe_entry(new_id, section_name, item_text(parsed))
                 tx.notes.append(f"~ {said} (fixed anew by the agent)")
-                return self._written_by_agent(tx, doc, result, [Replace(old_section, index, raw)], new_id, {}, session)
+                replace: list[Edit] = [Replace(old_section, index, raw)]
+                return self._written_by_agent(tx, doc, result, replace, new_id, {}, session, keep=True)
             target = next(
                 (
                     (s, index, item, entry) for s, index, item, entry in entries
@@ -261,9 +262,15 @@ class Store:
     @staticmethod
     def _written_by_agent(
         tx: Transaction, doc: DomainDoc, result: WriteResult, edits: list[Edit], new_id: str,
-        described: dict[str, str], session: str,
+        described: dict[str, str], session: str, *, keep: bool = False,
     ) -> WriteResult:
+        """``keep``: the edit rewrites an entry that must not be lost, so if the line cap would prune it,
+        nothing is written and the entry stays as it was."""
         capped = tx.edit(doc, edits, described=described)
+        if keep and new_id in {p.id for p in capped.pruned}:
+            result.duplicates.append(new_id)
+            result.lines = doc.line_count
+            return result  # leaving without commit writes nothing
         result.pruned, result.lines, result.over_by = capped.pruned, capped.lines, capped.over_by
         result.changed = not tx.empty
         if not result.changed:

@@ -23,7 +23,7 @@ from expertise_kit.clock import iso
 from expertise_kit.errors import UserError
 from expertise_kit.project import GitLocation, Project
 from expertise_kit.versioning.busy import busy_reason, head_sha, wait_for_index_lock
-from expertise_kit.versioning.git import GitError, configured_identity, run_git
+from expertise_kit.versioning.git import GitError, GitMissing, configured_identity, run_git
 
 __all__ = [
     "CHANGE_TYPES",
@@ -249,7 +249,7 @@ def _identity(git: GitLocation) -> tuple[str, str] | None:
     name = os.environ.get("GIT_COMMITTER_NAME")
     email = os.environ.get("GIT_COMMITTER_EMAIL")
     if not (name and email):
-        configured = configured_identity(git.toplevel, git.common_dir)
+        configured = configured_identity(git.toplevel)
         name = name or configured[0]
         email = email or configured[1]
     if not (name and email):
@@ -318,7 +318,7 @@ def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
         record_pending(project, revision, exc.stderr.strip().splitlines()[0] if exc.stderr.strip() else str(exc))
         hint = f"{advice or 'fix that'}, then run `expertise history --sync`"
         return CommitOutcome(deferred=message, hint=hint)
-    except OSError:  # no git executable to run: the file is written, the revision waits for git
+    except (GitMissing, OSError):  # no git to run: the file is written, the revision waits for git
         reason = "git is not available"
         record_pending(project, revision, reason)
         return CommitOutcome(deferred=reason, hint="install git, then run `expertise history --sync`")

@@ -1,4 +1,4 @@
-"""Every git call goes through here: GitPython's command wrapper, with settings that never hang.
+"""Every git call goes through here: a plain git process, with settings that never hang.
 
 Automated commits must not wait on a signing prompt, an editor, a credential prompt or the user's own
 hooks, so every command runs with stdin closed, a kill timeout, ``commit.gpgsign=false`` and hooks
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GitError", "GitResult", "open_repo", "run_git", "SAFE_CONFIG", "GIT_TIMEOUT_SECONDS", "NO_SPACE_HINT",
-    "NO_SPACE_MARKERS", "no_space", "short_of_space", "configured_identity",
+    "NO_SPACE_MARKERS", "no_space", "short_of_space", "configured_identity", "GitMissing",
 ]  # fmt: skip
 
 GIT_TIMEOUT_SECONDS = 60
@@ -137,6 +137,23 @@ def open_repo(path: Path) -> Iterator[Repo]:
         repo.close()
 
 
+# What pins a git process to a repository, an index or a work tree. git sets some of them for the aliases
+# and hooks it runs (GIT_DIR in a linked worktree), and tools such as vcsh export them; inherited, they would
+# send our commit to another repository or branch. Without them git finds the repository from ``cwd``.
+_PINNING = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_IMPLICIT_WORK_TREE", "GIT_PREFIX", "GIT_GRAFT_FILE",
+    "GIT_SHALLOW_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_INTERNAL_SUPER_PREFIX",
+)  # fmt: skip
+
+
+class GitMissing(UserError):
+    """No git executable to run."""
+
+    def __init__(self) -> None:
+        super().__init__("git is not available", hint="install git or put it on PATH")
+
+
 def run_git(
     where: Repo | Path,
     args: Sequence[str],
@@ -149,30 +166,37 @@ def run_git(
     import os
 
     cwd = where if isinstance(where, Path) else Path(str(where.working_dir))
+    inherited = {key: value for key, value in os.environ.items() if key not in _PINNING}
     try:
         done = subprocess.run(
-            ["git", *SAFE_CONFIG, *args], cwd=cwd, env={**os.environ, "LANGUAGE": "C", **_environment(env)},
+            ["git", *SAFE_CONFIG, *args], cwd=cwd, env={**inherited, "LANGUAGE": "C", **_environment(env)},
             stdin=subprocess.DEVNULL, capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=False,
         )  # fmt: skip
         stdout, stderr = (part.decode("utf-8", "surrogateescape") for part in (done.stdout, done.stderr))
         result = GitResult(done.returncode, stdout, stderr.removesuffix("\n"))
     except subprocess.TimeoutExpired:
         result = GitResult(-9, "", f"git was stopped after {GIT_TIMEOUT_SECONDS} s")
+    except (FileNotFoundError, PermissionError):
+        raise GitMissing() from None
     if check and result.status != 0:
         raise GitError(args, result.status, result.stdout, result.stderr, cwd=cwd)
     return result
 
 
-_identities: dict[str, tuple[str | None, str | None]] = {}  # common git dir -> user.name, user.email
+_identities: dict[str, tuple[str | None, str | None]] = {}  # work tree -> user.name, user.email
 
 
-def configured_identity(toplevel: Path, common_dir: Path) -> tuple[str | None, str | None]:
-    """What git's config says of ``user.name`` and ``user.email`` (None where it says nothing), read once
-    per process and repository: a revision's branch commit and its shared layer commit both ask."""
-    key = str(common_dir)
-    if key not in _identities:
+def configured_identity(toplevel: Path, *, again: bool = True) -> tuple[str | None, str | None]:
+    """What git's config says of ``user.name`` and ``user.email`` (None where it says nothing). ``again``
+    reads it anew; without it, what this process last read for the work tree is taken: the shared layer's
+    commit asks right after the branch commit of the same revision did. A config git can't read raises."""
+    key = str(toplevel)
+    if again or key not in _identities:
+        args = ["config", "-z", "--get-regexp", r"^user\.(name|email)$"]
+        listed = run_git(toplevel, args, check=False)
+        if listed.status not in (0, 1):  # 1: nothing set
+            raise GitError(args, listed.status, listed.stdout, listed.stderr, cwd=toplevel)
         found: dict[str, str] = {}
-        listed = run_git(toplevel, ["config", "-z", "--get-regexp", r"^user\.(name|email)$"], check=False)
         for item in listed.stdout.split("\0"):  # "key\nvalue", lowest level first: the last one wins
             name, _, value = item.partition("\n")
             found[name] = value

@@ -329,8 +329,8 @@ def _identity(git: GitLocation) -> tuple[str, str]:
         from expertise_kit.versioning.git import configured_identity
 
         try:  # most often already read by this revision's branch commit
-            found = configured_identity(git.toplevel, git.common_dir)
-        except OSError:  # no git to ask: the fallback identity
+            found = configured_identity(git.toplevel, again=False)
+        except UserError:  # no git to ask, or a config it can't read: the fallback identity
             found = (None, None)
         name = name or found[0]
         email = email or found[1]

@@ -167,7 +167,9 @@ class _Aider:
         elif text.startswith(_STALE_IN_MAP):
             stale = self._run("aider")
             stale.ok = False
-            stale.error = f"{text}: deleted from the file system but still tracked by git"[:MAX_ERROR_CHARS]
+            gone = text[len(_STALE_IN_MAP) :].strip()
+            stale.error = f"Repo-map can't include a file deleted from the file system but still tracked by git: {gone}"
+            stale.error = stale.error[:MAX_ERROR_CHARS]
 
     def _model_error(self, text: str) -> bool:
         """Aider's account of a failed model call, read as a failed call of aider with that model: one call
