@@ -664,8 +664,9 @@ def _provenance(session: Session, stamp: str) -> dict[str, Any]:
 
 def _is_test(command: str) -> bool:
     program = main_program(command)
-    scripts = [w for w in _words_of(command) if w.endswith("/test") and w not in ("/bin/test", "/usr/bin/test")]
-    if program == "test" and not scripts:
+    if program == "test" and not any(
+        w.endswith("/test") and w not in ("/bin/test", "/usr/bin/test") for w in _words_of(command)
+    ):
         return False  # the shell's `test -f build/out`, not a runner (`script/test`, `./test` are scripts)
     return program in _TEST_PROGRAMS or program.endswith(" test") or program.startswith("test")
 

@@ -234,7 +234,7 @@ class Store:
                 said = describe_entry(new_id, section_name, item_text(parsed))
                 tx.notes.append(f"~ {said} (fixed anew by the agent)")
                 replace: list[Edit] = [Replace(old_section, index, raw)]
-                return self._written_by_agent(tx, doc, result, replace, new_id, {}, session, keep=True)
+                return self._commit_agent_edit(tx, doc, result, replace, new_id, {}, session, keep=True)
             target = next(
                 (
                     (s, index, item, entry) for s, index, item, entry in entries
@@ -257,10 +257,10 @@ class Store:
             else:
                 edits.append(Append(section_name, raw))
             described = {new_id: describe_entry(new_id, section_name, item_text(parsed))}
-            return self._written_by_agent(tx, doc, result, edits, new_id, described, session)
+            return self._commit_agent_edit(tx, doc, result, edits, new_id, described, session)
 
     @staticmethod
-    def _written_by_agent(
+    def _commit_agent_edit(
         tx: Transaction, doc: DomainDoc, result: WriteResult, edits: list[Edit], new_id: str,
         described: dict[str, str], session: str, *, keep: bool = False,
     ) -> WriteResult:

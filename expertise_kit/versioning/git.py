@@ -7,6 +7,7 @@ pointed at an empty path. Failures raise ``GitError`` carrying the command, stdo
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -79,8 +80,6 @@ class GitError(UserError):
 def short_of_space(path: Path) -> bool:
     """Whether the filesystem holding ``path`` is (nearly) full: git's own words don't always say so
     ("couldn't write '.git/refs/heads/main.lock'" when the ref lock finds no room)."""
-    import os
-
     try:
         found = os.statvfs(path)
     except OSError:
@@ -163,8 +162,6 @@ def run_git(
 ) -> GitResult:
     """One git command in ``where`` (a work tree, or an open Repo's), as a plain process: GitPython takes
     longer to import than a learn takes to commit, and only reading history needs its object model."""
-    import os
-
     cwd = where if isinstance(where, Path) else Path(str(where.working_dir))
     inherited = {key: value for key, value in os.environ.items() if key not in _PINNING}
     try:

@@ -168,8 +168,8 @@ class _Aider:
             stale = self._run("aider")
             stale.ok = False
             gone = text[len(_STALE_IN_MAP) :].strip()
-            stale.error = f"Repo-map can't include a file deleted from the file system but still tracked by git: {gone}"
-            stale.error = stale.error[:MAX_ERROR_CHARS]
+            said = f"Repo-map can't include a file deleted from the file system but still tracked by git: {gone}"
+            stale.error = said[:MAX_ERROR_CHARS]
 
     def _model_error(self, text: str) -> bool:
         """Aider's account of a failed model call, read as a failed call of aider with that model: one call
