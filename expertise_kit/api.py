@@ -256,7 +256,7 @@ class Expertise:
                 "overview": model.overview,
                 "last_validated": model.last_validated,
                 "entries": [item_record(section, item) for section, _, item in doc.entries()],
-                "extra": model.model_extra or {},
+                "extra": model.extra,
             }
         )
 

@@ -6,14 +6,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from typing import Any
 
 from expertise_kit.document.names import validate_domain_name
 from expertise_kit.document.schema_errors import raise_first_error
 from expertise_kit.document.yamlio import LoadedYaml, line_of, load_yaml_file
 from expertise_kit.errors import UserError
+from expertise_kit.plainconfig import DEFAULT_CORE_FILES_MAX, DEFAULT_RETIRE_DAYS, plain_settings
 from expertise_kit.vocab import (
     DEFAULT_DOMAINS,
     DEFAULT_KEYWORDS,
@@ -22,9 +21,7 @@ from expertise_kit.vocab import (
     DEFAULT_RETENTION_DAYS,
 )
 
-DEFAULT_CORE_FILES_MAX = 5
 REFLECT_MODES = ("off", "failures", "always")  # docs/reflect.md
-DEFAULT_RETIRE_DAYS = 3
 SHARED_MODES = ("on", "read", "off")
 
 __all__ = ["Config", "DomainRules", "load_config", "set_reflect", "CONFIG_NAME", "CONFIG_TEMPLATE", "REFLECT_MODES"]
@@ -49,38 +46,6 @@ reflect: off  # ask the agent to write its lessons, at most 4 times a session: o
 # Set `extend: false` to replace a built-in domain's rules instead of adding to them.
 domains: {{}}
 """
-
-
-class _DomainRulesModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    keywords: list[str] = Field(default_factory=list)
-    paths: list[str] = Field(default_factory=list)
-    extend: bool = True
-    description: str = ""
-
-
-def _reflect_mode(value: Any) -> Any:
-    # `reflect: no` or `false` (YAML 1.1 habits) mean off; `true` the default mode.
-    if isinstance(value, bool):
-        return "failures" if value else "off"
-    return value
-
-
-class _ConfigModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    line_cap: int = Field(DEFAULT_LINE_CAP, ge=50, le=100_000)
-    failure_retention_days: int = Field(DEFAULT_RETENTION_DAYS, ge=1, le=36_500)
-    core_files_max: int = Field(DEFAULT_CORE_FILES_MAX, ge=0, le=1000)
-    shared_layer: bool = True  # before `shared`: false is `shared: off`
-    shared: Literal["on", "read", "off"] | None = None
-    shared_retire_days: int = Field(DEFAULT_RETIRE_DAYS, ge=0, le=36_500)
-    reflect: Annotated[Literal["off", "failures", "always"], BeforeValidator(_reflect_mode)] = "off"
-    domains: dict[str, _DomainRulesModel] = Field(default_factory=dict)
-
-    @field_validator("shared", mode="before")
-    @classmethod
-    def _booleans(cls, value: Any) -> Any:
-        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
 
 
 @dataclass(frozen=True)
@@ -116,7 +81,8 @@ class Config:
         return cls(domains=_merge({}))
 
 
-def _merge(user: dict[str, _DomainRulesModel]) -> dict[str, DomainRules]:
+def _merge(user: dict[str, dict[str, Any]]) -> dict[str, DomainRules]:
+    """The built-in domains' rules, with the user's (``keywords``, ``paths``, ``extend``, ``description``)."""
     merged: dict[str, DomainRules] = {}
     for name in (*DEFAULT_DOMAINS, *(n for n in user if n not in DEFAULT_DOMAINS)):
         rules = user.get(name)
@@ -124,9 +90,10 @@ def _merge(user: dict[str, _DomainRulesModel]) -> dict[str, DomainRules]:
         paths = DEFAULT_PATHS.get(name, ())
         description = ""
         if rules is not None:
-            keywords = (*keywords, *rules.keywords) if rules.extend else tuple(rules.keywords)
-            paths = (*paths, *rules.paths) if rules.extend else tuple(rules.paths)
-            description = rules.description
+            extend = rules.get("extend", True)
+            keywords = (*keywords, *rules.get("keywords", ())) if extend else tuple(rules.get("keywords", ()))
+            paths = (*paths, *rules.get("paths", ())) if extend else tuple(rules.get("paths", ()))
+            description = rules.get("description", "")
         merged[name] = DomainRules(name, tuple(dict.fromkeys(keywords)), tuple(dict.fromkeys(paths)), description)
     return merged
 
@@ -150,14 +117,20 @@ def _config_of(loaded: LoadedYaml, path: Path) -> Config:
             except UserError as exc:
                 line = line_of(loaded.tree, ("domains", name))
                 raise UserError(exc.message, path=path, line=line, hint=exc.hint) from None
-    try:
-        model = _ConfigModel.model_validate(data)
-    except ValidationError as exc:
-        raise_first_error(exc, loaded)
-    mode = (model.shared or "on") if model.shared_layer else "off"  # the older key, set to false, still turns it off
+    values = plain_settings(data)
+    if values is None:  # not sure: the schema reads it, and names what is wrong
+        from pydantic import ValidationError
+
+        from expertise_kit.configschema import ConfigModel
+
+        try:
+            values = ConfigModel.model_validate(data).model_dump()
+        except ValidationError as exc:
+            raise_first_error(exc, loaded)
+    mode = (values["shared"] or "on") if values["shared_layer"] else "off"  # the older key, false, still turns it off
     return Config(
-        model.line_cap, model.failure_retention_days, _merge(model.domains), mode != "off", model.core_files_max,
-        mode, model.shared_retire_days, model.reflect,
+        values["line_cap"], values["failure_retention_days"], _merge(values["domains"]), mode != "off",
+        values["core_files_max"], mode, values["shared_retire_days"], values["reflect"],
     )  # fmt: skip
 
 

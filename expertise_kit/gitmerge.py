@@ -24,6 +24,7 @@ import sys
 from expertise_kit.errors import CheckFailed, UserError
 from expertise_kit.lightdata import dataclass
 from expertise_kit.locate import EXPERTISE_DIR, git_dirs, lock_path, project_root, within
+from expertise_kit.plainconfig import SETTINGS, plain_settings
 from expertise_kit.versioning.mergedriver import (
     CONFIG_FILE,
     DRIVER_LOCK_WAIT,
@@ -41,39 +42,6 @@ if TYPE_CHECKING:
     from expertise_kit.project import Project
 
 __all__ = ["run_merge_driver", "main", "run"]
-
-_DEFAULT_CAP = 1000  # config.DEFAULT_LINE_CAP
-_CAP_RANGE = (50, 100_000)
-# Every key config.yaml may hold, with what its value must plainly be to be read here (config.py's rules).
-_PLAIN_KEYS = {
-    "line_cap": lambda v: type(v) is int and _CAP_RANGE[0] <= v <= _CAP_RANGE[1],
-    "failure_retention_days": lambda v: type(v) is int and 1 <= v <= 36_500,
-    "core_files_max": lambda v: type(v) is int and 0 <= v <= 1000,
-    "shared_layer": lambda v: type(v) is bool,
-    "shared": lambda v: type(v) is bool or (type(v) is str and v in ("on", "read", "off")),
-    "shared_retire_days": lambda v: type(v) is int and 0 <= v <= 36_500,
-    "reflect": lambda v: type(v) is bool or (type(v) is str and v in ("off", "failures", "always")),
-    "domains": lambda v: v is None or (type(v) is dict and all(_plain_rules(n, r) for n, r in v.items())),
-}
-_RULE_KEYS = {
-    "keywords": lambda v: type(v) is list and all(type(w) is str for w in v),
-    "paths": lambda v: type(v) is list and all(type(w) is str for w in v),
-    "extend": lambda v: type(v) is bool,
-    "description": lambda v: type(v) is str,
-}
-
-
-def _plain_rules(name: object, rules: object) -> bool:
-    from expertise_kit.document.names import validate_domain_name
-
-    if type(name) is not str or type(rules) is not dict:
-        return False
-    try:
-        validate_domain_name(name)
-    except UserError:
-        return False
-    return all(key in _RULE_KEYS and _RULE_KEYS[key](value) for key, value in rules.items())
-
 
 @dataclass(frozen=True)
 class _Git:
@@ -130,7 +98,7 @@ def _plain_line_cap(place: _Place) -> int | None:
     None: not sure."""
     path = os.path.join(place.expertise_dir, CONFIG_FILE)
     if not os.path.lexists(path):
-        return _DEFAULT_CAP
+        return int(SETTINGS["line_cap"][0])
     from expertise_kit.document.textfile import read_text_file
     from expertise_kit.versioning.quickmerge import strict_plain
 
@@ -138,10 +106,8 @@ def _plain_line_cap(place: _Place) -> int | None:
         data = strict_plain(read_text_file(path))
     except UserError:
         return None
-    if data is None or not all(key in _PLAIN_KEYS and _PLAIN_KEYS[key](value) for key, value in data.items()):
-        return None
-    cap = data.get("line_cap", _DEFAULT_CAP)
-    return cap if type(cap) is int else None
+    settings = plain_settings(data)
+    return None if settings is None else int(settings["line_cap"])
 
 
 def _line_cap(place: _Place) -> int:

@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 import expertise_kit
 from expertise_kit.config import load_config
 from expertise_kit.document.cap import _facts
-from expertise_kit.document.entries import DomainFile, parse_item
+from expertise_kit.document.entries import domain_data, domain_data_by_schema, item_by_schema, parse_item
 from expertise_kit.document.plainentry import describe, valid_domain_data, valid_item
 from expertise_kit.document.plainrender import render_plain
+from expertise_kit.document.schema import DomainFile, validate_item
 from expertise_kit.document.splice import Append, apply_edits, render_item
 from expertise_kit.document.yamlio import parse_yaml_text
 from expertise_kit.gitmerge import _place, _plain_line_cap
@@ -90,10 +91,13 @@ def test_the_quick_path_as_git_runs_it_imports_no_heavy_package(project: Path, e
 
 def test_every_config_key_is_read_plainly() -> None:
     """A key config.py knows and the quick path doesn't sends every merge to pydantic: say so here."""
-    from expertise_kit.config import _ConfigModel
-    from expertise_kit.gitmerge import _PLAIN_KEYS
+    from expertise_kit.configschema import ConfigModel
+    from expertise_kit.plainconfig import SETTINGS
 
-    assert set(_ConfigModel.model_fields) == set(_PLAIN_KEYS)
+    assert set(ConfigModel.model_fields) == set(SETTINGS)
+    assert {k: f.default for k, f in ConfigModel.model_fields.items() if k != "domains"} == {
+        k: default for k, (default, _) in SETTINGS.items() if k != "domains"
+    }
 
 
 def test_a_config_it_cannot_read_plainly_takes_the_full_reading(project: Path) -> None:
@@ -155,11 +159,15 @@ _sections = st.sampled_from(["core_files", "patterns", "best_practices", "learne
 
 @settings(max_examples=400, deadline=None)
 @given(section=_sections, raw=_items)
-def test_plain_validation_accepts_only_what_the_model_accepts_and_describes_it_the_same(section: str, raw: Any) -> None:
+def test_plain_validation_accepts_only_what_the_model_accepts_and_reads_it_the_same(section: str, raw: Any) -> None:
     if not valid_item(section, raw):
         return
-    item = parse_item(section, raw)  # raises if the stand-in accepted what the model refuses
+    by_schema = item_by_schema(section, raw)  # raises if the stand-in accepted what the model refuses
+    item = parse_item(section, raw)  # the plain reading
+    assert item == by_schema
     assert describe(section, raw) == _facts(item, section)
+    if not isinstance(item, str):  # what `show --json`, the API and the hook's cache give of it
+        assert item.as_json() == validate_item(section, raw).model_dump(mode="json")
 
 
 @settings(max_examples=150, deadline=None)
@@ -167,7 +175,13 @@ def test_plain_validation_accepts_only_what_the_model_accepts_and_describes_it_t
 def test_plain_validation_of_a_whole_file(raws: list[Any], overview: Any) -> None:
     plain = {"domain": "database", "overview": overview, "patterns": raws, "learned_from_failures": None}
     if valid_domain_data(plain, "database"):
-        DomainFile.model_validate(plain)
+        read = domain_data(plain, "database")
+        assert read == domain_data_by_schema(plain)
+        assert domain_data(read.as_json(), "database") == read  # as a view remembers it
+        assert read.as_json() == {
+            k: v for k, v in DomainFile.model_validate(plain).model_dump(mode="json").items()
+            if k != "last_validated" or v is not None
+        }
 
 
 @settings(max_examples=400, deadline=None)

@@ -21,7 +21,8 @@ from conftest import Cli, git, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from expertise_kit.document.entries import DomainFile, item_id
+from expertise_kit.document.entries import item_id
+from expertise_kit.document.schema import DomainFile
 from expertise_kit.document.yamlio import parse_yaml_text
 from expertise_kit.errors import UserError
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from expertise_kit.document.entries import (
-    DomainBase,
+    DomainData,
     Item,
     is_learned,
     item_id,
@@ -52,7 +52,7 @@ def _facts(item: Item, section_name: str) -> Facts:
     return Facts(*facts)
 
 
-def _candidates(loaded: LoadedYaml, model: DomainBase, edits: list[Edit]) -> list[Candidate]:
+def _candidates(loaded: LoadedYaml, model: DomainData, edits: list[Edit]) -> list[Candidate]:
     def counts(section: str) -> list[int] | None:
         return item_line_counts(loaded, section)
 
@@ -70,7 +70,7 @@ def _candidates(loaded: LoadedYaml, model: DomainBase, edits: list[Edit]) -> lis
     return candidates_of(loaded.plain, counts, edits, render_item, describe)
 
 
-def _skeleton_lines(loaded: LoadedYaml, model: DomainBase) -> int:
+def _skeleton_lines(loaded: LoadedYaml, model: DomainData) -> int:
     """Lines the file needs with every entry gone: its keys, comments and header."""
     used = 0
     for section, _ in prune_order():
@@ -83,7 +83,7 @@ def _skeleton_lines(loaded: LoadedYaml, model: DomainBase) -> int:
     return max(0, count_lines(loaded.text) - used)
 
 
-def _refuse_oversized(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], cap: int) -> None:
+def _refuse_oversized(loaded: LoadedYaml, model: DomainData, edits: list[Edit], cap: int) -> None:
     """An entry that can't fit under the cap even alone would prune everything, then itself: refuse it."""
     appends = [e for e in edits if isinstance(e, Append)]
     if not appends:
@@ -104,7 +104,7 @@ def _refuse_oversized(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], 
             )
 
 
-def fit_to_cap(loaded: LoadedYaml, model: DomainBase, edits: list[Edit], cap: int) -> CapResult:
+def fit_to_cap(loaded: LoadedYaml, model: DomainData, edits: list[Edit], cap: int) -> CapResult:
     """Apply ``edits`` and, if the result is over ``cap`` lines, prune until it fits.
 
     Trial texts are only counted; the one that is returned is verified.

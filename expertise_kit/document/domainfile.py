@@ -6,10 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from expertise_kit.document.cap import count_lines
-from expertise_kit.document.entries import DomainBase, DomainFile, Item, item_id
+from expertise_kit.document.entries import DomainData, Item, domain_data, item_id
 from expertise_kit.document.schema_errors import raise_first_error
 from expertise_kit.document.yamlio import LoadedYaml, load_yaml_file, parse_yaml_text
 from expertise_kit.errors import UserError
@@ -23,7 +21,7 @@ class DomainDoc:
     name: str
     path: Path
     loaded: LoadedYaml
-    model: DomainBase
+    model: DomainData
 
     def entries(self) -> Iterator[tuple[str, int, Item]]:
         for section in section_names():
@@ -50,8 +48,8 @@ class DomainDoc:
 
 def _validated(loaded: LoadedYaml, domain: str) -> DomainDoc:
     try:
-        model = DomainFile.model_validate(loaded.plain)
-    except ValidationError as exc:
+        model = domain_data(loaded.plain, domain)
+    except ValueError as exc:  # pydantic's ValidationError
         raise_first_error(exc, loaded)
     if model.domain != domain:
         raise UserError(

@@ -1,42 +1,36 @@
-"""The domain file schema (pydantic v2). It is also what ``expertise schema`` prints.
+"""A domain file's entries as plain Python objects, read without pydantic where that is sure.
 
 A list item may be a plain string or a mapping. A plain string is hand-written; a mapping says where it
 came from with ``source`` (``manual`` unless it says ``learned``, or ``agent`` when the agent wrote it
-itself at a session's end, docs/reflect.md) and, when learned, carries its
-provenance: the sessions it was seen in, when it was first and last seen, how often it recurred, and
-how often agents found it helpful or harmful.
+itself at a session's end, docs/reflect.md) and, when learned, carries its provenance: the sessions it
+was seen in, when it was first and last seen, how often it recurred, and how often agents found it
+helpful or harmful.
+
+The rules are the schema's (``schema``, pydantic). Data that ``plainentry`` vouches for, which is all
+our writers write and most of what people write, becomes these objects directly; anything else is
+read by the schema, which coerces it or names the field at fault. Either way the objects are the same:
+a property test holds them to the schema's own reading. Importing pydantic and building the models
+costs about a quarter of a second, the largest part of ``expertise learn`` after reading the transcript.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
-
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    TypeAdapter,
-    create_model,
-)
+from datetime import date, datetime
+from typing import Any
 
 from expertise_kit.document.ids import entry_id, error_signature, normalise_path, normalise_text
-from expertise_kit.vocab import FAILURES, FILES, SECTIONS, SESSION_SOURCES, TEXT, section
+from expertise_kit.document.plainentry import moment, valid_domain_data, valid_item
+from expertise_kit.vocab import FAILURES, FILES, SESSION_SOURCES, section, section_names
 
 __all__ = [
     "Provenance",
     "TextEntry",
     "FileEntry",
     "FailureEntry",
-    "DomainFile",
-    "DomainBase",
+    "DomainData",
+    "Item",
+    "domain_data",
     "parse_item",
-    "TextItem",
-    "FileItem",
     "item_id",
     "item_text",
     "is_learned",
@@ -49,140 +43,226 @@ __all__ = [
 
 SCHEMA_FILE_NAME = "expertise.schema.json"
 
-Source = Literal["learned", "manual", "agent"]
-SessionId = str | int
-NonEmpty = Annotated[str, Field(min_length=1)]
+_MOMENTS = ("first_seen", "last_seen", "last_feedback")
 
 
-def _none_is_empty(value: Any) -> Any:
-    # `patterns:` with nothing under it is YAML null; a human means "no patterns yet".
-    return [] if value is None else value
+class Provenance:
+    """Fields in the schema's order, then the keys it does not know (kept, written back, never refused)."""
 
+    FIELDS: dict[str, Any] = {
+        "source": "manual",
+        "sessions": list,
+        "first_seen": None,
+        "last_seen": None,
+        "recurrence": 1,
+        "helpful": 0,
+        "harmful": 0,
+        "ended_well": 0,
+        "stale": False,
+        "last_feedback": None,
+    }
 
-def _none_is_blank(value: Any) -> Any:
-    return "" if value is None else value
+    source: str
+    sessions: list[str | int]
+    first_seen: datetime | None
+    last_seen: datetime | None
+    recurrence: int
+    helpful: int
+    harmful: int
+    ended_well: int
+    stale: bool
+    last_feedback: datetime | None
 
+    def __init__(self, **values: Any) -> None:
+        """From values already valid and in their final types (``parse_item`` makes sure of that)."""
+        for key, default in self.FIELDS.items():
+            value = values.pop(key, default)
+            setattr(self, key, [] if value is list else value)
+        self.extra: dict[str, Any] = values
 
-class _Open(BaseModel):
-    # Unknown keys are the user's business: keep them, round-trip them, never reject them.
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(other) == vars(self)
 
+    __hash__ = None  # type: ignore[assignment]
 
-def _as_utc(value: datetime | None) -> datetime | None:
-    # A hand-written `2026-11-02` has no zone; read it as UTC so it sorts against learned timestamps.
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    if value is not None:
-        try:
-            # 9999-12-31T23:59-05:00 is a valid datetime whose UTC moment is past year 9999: comparing it
-            # with another (pruning, ranking) would raise OverflowError far from the file.
-            value.astimezone(timezone.utc)
-        except OverflowError:
-            raise ValueError("is out of range once converted to UTC") from None
-    return value
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{key}={getattr(self, key)!r}" for key in self.FIELDS)
+        return f"{type(self).__name__}({shown}, extra={self.extra!r})"
 
-
-Moment = Annotated[datetime | None, AfterValidator(_as_utc)]
-
-
-class Provenance(_Open):
-    source: Source = Field(
-        "manual", description="'learned' when parsed from an agent session; 'agent' when the agent wrote it itself."
-    )
-    sessions: Annotated[
-        list[SessionId], BeforeValidator(_none_is_empty, json_schema_input_type=list[SessionId] | None)
-    ] = Field(default_factory=list, description="Sessions the entry was seen in, oldest first.")
-    first_seen: Moment = None
-    last_seen: Moment = None
-    recurrence: int = Field(1, ge=1, description="How many times it was seen.")
-    helpful: int = Field(0, ge=0, description="Feedback: times an agent found it helpful.")
-    harmful: int = Field(0, ge=0, description="Feedback: times an agent found it harmful.")
-    ended_well: int = Field(
-        0, ge=0, description="Sessions it was shown in that ended well: a smaller credit, a tenth of a helpful."
-    )
-    stale: bool = Field(False, description="Set by validate when it mentions code that is gone.")
-    last_feedback: Moment = Field(None, description="When `expertise feedback` last gave it a verdict.")
+    def as_json(self) -> dict[str, Any]:
+        """Every field (times as ISO text, UTC as ``Z``), then the unknown keys: the schema's JSON dump."""
+        record = {key: getattr(self, key) for key in self.FIELDS}
+        for key in _MOMENTS:
+            if record[key] is not None:
+                record[key] = json_moment(record[key])
+        record["sessions"] = list(record["sessions"])
+        record.update({key: _jsonable(value) for key, value in self.extra.items()})
+        return record
 
 
 class TextEntry(Provenance):
-    text: NonEmpty
+    FIELDS = {**Provenance.FIELDS, "text": ""}
+    text: str
 
 
 class FileEntry(Provenance):
-    path: NonEmpty
+    FIELDS = {**Provenance.FIELDS, "path": ""}
+    path: str
 
 
 class FailureEntry(Provenance):
-    issue: Annotated[str, BeforeValidator(_none_is_blank)] = Field("", description="What was being done.")
-    error: Annotated[str, BeforeValidator(_none_is_blank)] = Field("", description="What went wrong.")
-    solution: str | None = Field(None, description="What fixed it, when known.")
+    FIELDS = {**Provenance.FIELDS, "issue": "", "error": "", "solution": None}
+    issue: str
+    error: str
+    solution: str | None
 
-
-def _item_shape(value: Any) -> str:
-    # A tagged union gives one precise error ("text: Field required") instead of one per member.
-    return "mapping" if isinstance(value, (dict, BaseModel)) else "string"
-
-
-TextItem = Annotated[
-    Annotated[NonEmpty, Tag("string")] | Annotated[TextEntry, Tag("mapping")],
-    Discriminator(_item_shape),
-]
-FileItem = Annotated[
-    Annotated[NonEmpty, Tag("string")] | Annotated[FileEntry, Tag("mapping")],
-    Discriminator(_item_shape),
-]
-
-
-# Lists may be written as YAML null (`patterns:` with nothing under it); the schema says so too.
-TextList = Annotated[list[TextItem], BeforeValidator(_none_is_empty, json_schema_input_type=list[TextItem] | None)]
-FileList = Annotated[list[FileItem], BeforeValidator(_none_is_empty, json_schema_input_type=list[FileItem] | None)]
-FailureList = Annotated[
-    list[FailureEntry], BeforeValidator(_none_is_empty, json_schema_input_type=list[FailureEntry] | None)
-]
-
-
-class DomainBase(_Open):
-    """The keys every domain file has besides its sections."""
-
-    model_config = ConfigDict(extra="allow", title="expertise_kit domain file")
-
-    domain: NonEmpty
-    overview: Annotated[str, BeforeValidator(_none_is_blank)] = ""
-    last_validated: Moment = None
-
-    def items(self, section: str) -> list[Item]:
-        """The entries of ``section``, in file order."""
-        found: list[Item] = getattr(self, section, None) or []
-        return found
-
-
-_LIST_TYPES: dict[str, Any] = {FILES: FileList, TEXT: TextList, FAILURES: FailureList}
-_ITEM_TYPES: dict[str, Any] = {FILES: FileItem, TEXT: TextItem, FAILURES: FailureEntry}
-
-
-def _domain_model() -> type[DomainBase]:
-    """One ``.expertise/<domain>.yaml`` file: the base keys plus one list per row of ``vocab.SECTIONS``."""
-    fields: dict[str, Any] = {
-        s.name: (_LIST_TYPES[s.kind], Field(default_factory=list, description=f"{s.kind} entries"))
-        for s in SECTIONS
-    }
-    return create_model("DomainFile", __base__=DomainBase, **fields)
-
-
-DomainFile = _domain_model()
 
 Item = str | TextEntry | FileEntry | FailureEntry
 
-_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
+_CLASSES: dict[str, type[TextEntry] | type[FileEntry] | type[FailureEntry]] = {FILES: FileEntry, FAILURES: FailureEntry}
+
+
+def json_moment(value: datetime) -> str:
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _jsonable(value: Any) -> Any:
+    """A key the schema does not know, as its JSON dump gives it: times and dates as ISO text."""
+    if isinstance(value, datetime):
+        return json_moment(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(item) for item in value]
+    return value
+
+
+def _plain_item(kind: str, raw: Any) -> Item:
+    """``raw``, which ``valid_item`` vouched for, in the types the schema gives."""
+    if type(raw) is str:
+        return raw
+    values = dict(raw)
+    values["sessions"] = list(values.get("sessions") or [])
+    for key in _MOMENTS:
+        if values.get(key) is not None:
+            values[key] = moment(values[key])
+    if kind == FAILURES:
+        for key in ("issue", "error"):
+            if values.get(key) is None:
+                values[key] = ""
+    return _CLASSES.get(kind, TextEntry)(**values)
+
+
+def _from_schema(model: Any) -> Item:
+    """An item the schema read (a string or one of its models) as the plain object."""
+    if isinstance(model, str):
+        return model
+    from expertise_kit.document import schema
+
+    kind = FILES if isinstance(model, schema.FileEntry) else FAILURES if isinstance(model, schema.FailureEntry) else ""
+    return _CLASSES.get(kind, TextEntry)(**model.model_dump())
 
 
 def parse_item(section_name: str, raw: Any) -> Item:
-    """Validate one raw list item of ``section_name``; raises pydantic's ValidationError."""
+    """Validate one raw list item of ``section_name``; raises pydantic's ValidationError (a ValueError)."""
     kind = section(section_name).kind
-    adapter = _ADAPTERS.get(kind)
-    if adapter is None:
-        adapter = _ADAPTERS[kind] = TypeAdapter(_ITEM_TYPES[kind])
-    return adapter.validate_python(raw)  # type: ignore[no-any-return]
+    if valid_item(section_name, raw):
+        return _plain_item(kind, raw)
+    return item_by_schema(section_name, raw)
+
+
+def item_by_schema(section_name: str, raw: Any) -> Item:
+    """``parse_item`` by the schema alone, whatever ``raw`` is."""
+    from expertise_kit.document.schema import validate_item
+
+    return _from_schema(validate_item(section_name, raw))
+
+
+class DomainData:
+    """One validated domain file: ``domain``, ``overview``, ``last_validated``, one list per section
+    (also as attributes), and the top-level keys the schema does not know, in ``extra``."""
+
+    def __init__(
+        self,
+        domain: str,
+        overview: str,
+        last_validated: datetime | None,
+        sections: dict[str, list[Item]],
+        extra: dict[str, Any],
+    ) -> None:
+        self.domain, self.overview, self.last_validated = domain, overview, last_validated
+        self.sections = sections
+        self.extra = extra
+
+    def items(self, section: str) -> list[Item]:
+        """The entries of ``section``, in file order."""
+        found: list[Item] = self.sections.get(section, [])
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getattr__(self, name: str) -> list[Item]:
+        sections: dict[str, list[Item]] = self.__dict__.get("sections", {})
+        if name in sections:
+            return sections[name]
+        raise AttributeError(name)
+
+    def as_json(self) -> dict[str, Any]:
+        """The data as JSON-ready plain values, which ``domain_data`` reads back to the same object."""
+        record: dict[str, Any] = {"domain": self.domain, "overview": self.overview}
+        if self.last_validated is not None:
+            record["last_validated"] = json_moment(self.last_validated)
+        for name, items in self.sections.items():
+            record[name] = [item if isinstance(item, str) else item.as_json() for item in items]
+        record.update({key: _jsonable(value) for key, value in self.extra.items()})
+        return record
+
+
+_BASE_KEYS = ("domain", "overview", "last_validated")
+
+
+def domain_data(plain: Any, domain: str) -> DomainData:
+    """``plain`` (a file's data) as a ``DomainData``; raises pydantic's ValidationError where the schema
+    refuses it. A file for another domain is read whole: the caller says so, with its line."""
+    if valid_domain_data(plain, domain):
+        sections = {
+            name: [_plain_item(section(name).kind, raw) for raw in plain.get(name) or []] for name in section_names()
+        }
+        validated = plain.get("last_validated")
+        return DomainData(
+            plain["domain"],
+            plain.get("overview") or "",
+            None if validated is None else moment(validated),
+            sections,
+            {key: value for key, value in plain.items() if key not in _BASE_KEYS and key not in sections},
+        )
+    return domain_data_by_schema(plain)
+
+
+def domain_data_by_schema(plain: Any) -> DomainData:
+    """``domain_data`` by the schema alone, whatever ``plain`` is."""
+    from expertise_kit.document.schema import DomainFile
+
+    model = DomainFile.model_validate(plain)
+    return DomainData(
+        model.domain,
+        model.overview,
+        model.last_validated,
+        {name: [_from_schema(item) for item in getattr(model, name)] for name in section_names()},
+        dict(model.model_extra or {}),
+    )
+
+
+def json_schema() -> dict[str, Any]:
+    from expertise_kit.document.schema import json_schema as of_schema
+
+    return of_schema()
 
 
 def item_text(item: Item) -> str:
@@ -193,6 +273,7 @@ def item_text(item: Item) -> str:
         return item.text
     if isinstance(item, FileEntry):
         return item.path
+    assert isinstance(item, FailureEntry)
     head = item.issue or item.error
     return head if not item.solution else f"{head} -> {item.solution}"
 
@@ -226,22 +307,16 @@ def item_last_seen(item: Item) -> datetime | None:
     return item.last_seen or item.first_seen
 
 
-_PLAIN_KEY = {FILES: "path", TEXT: "text", FAILURES: "issue"}
+_PLAIN_KEY = {FILES: "path", FAILURES: "issue"}
 
 
 def item_record(section_name: str, item: Item) -> dict[str, Any]:
     """One entry as plain data: its id and section, then every field (plain strings become hand-written)."""
     record: dict[str, Any] = {"id": item_id(section_name, item), "section": section_name}
     if isinstance(item, str):
-        record.update({_PLAIN_KEY[section(section_name).kind]: item, "source": "manual"})
+        record.update({_PLAIN_KEY.get(section(section_name).kind, "text"): item, "source": "manual"})
     else:
-        record.update(item.model_dump(mode="json"))
+        record.update(item.as_json())
         if isinstance(item, FailureEntry) and not item.solution:
             record["solution"] = None
     return record
-
-
-def json_schema() -> dict[str, Any]:
-    schema = DomainFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    return schema

@@ -1,7 +1,7 @@
-"""Entries as plain data, without the pydantic model: for the merge driver's quick path.
+"""Entries as plain data, without the pydantic model: for ``entries`` and the merge driver's quick path.
 
 ``valid_domain_data`` says whether plain data (as ``quickmerge.strict_plain`` reads a file) is a domain
-file the model (``entries.DomainFile``) accepts, by the model's own rules, and answers False for anything
+file the model (``schema.DomainFile``) accepts, by the model's own rules, and answers False for anything
 it is not sure of (a bool where a count goes, a number written as text, a time in another format), so the
 caller takes the full reading, which names the problem. Where it answers True, ``text_of``, ``id_of``,
 ``is_learned_raw``, ``value_of`` and ``last_seen_of`` give what ``entries.item_text``, ``item_id``,
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "valid_domain_data",
     "valid_item",
+    "moment",
     "text_of",
     "id_of",
     "is_learned_raw",
@@ -43,7 +44,7 @@ def _int(value: Any) -> bool:
     return type(value) is int
 
 
-def _moment(value: Any) -> datetime | None:
+def moment(value: Any) -> datetime | None:
     """The time a text in the one format we write stands for (UTC if it names no zone), or a ``datetime``
     (data a writer remembered, read by ruamel); None otherwise."""
     if type(value) is datetime:
@@ -61,14 +62,14 @@ def _moment_of(text: str) -> datetime | None:
         return None
 
 
-def _checked(moment: datetime) -> datetime | None:
+def _checked(value: datetime) -> datetime | None:
     try:
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        moment.astimezone(timezone.utc)  # past year 9999 once in UTC: the model refuses it
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        value.astimezone(timezone.utc)  # past year 9999 once in UTC: the model refuses it
     except (ValueError, OverflowError):
         return None
-    return moment
+    return value
 
 
 def _own_key(key: Any) -> bool:
@@ -92,7 +93,7 @@ def _provenance_ok(raw: dict[str, Any]) -> bool:
             if not _int(value) or value < _COUNTS[key]:
                 return False
         elif key in _MOMENTS:
-            if value is not None and _moment(value) is None:
+            if value is not None and moment(value) is None:
                 return False
         elif key == "stale" and type(value) is not bool:
             return False
@@ -124,7 +125,7 @@ def valid_domain_data(plain: Any, domain: str, checked: dict[tuple[str, int], An
     if overview is not None and type(overview) is not str:
         return False
     validated = plain.get("last_validated")
-    if validated is not None and _moment(validated) is None:
+    if validated is not None and moment(validated) is None:
         return False
     for name in section_names():
         items = plain.get(name)
@@ -189,7 +190,7 @@ def last_seen_of(raw: Any) -> datetime | None:
     """``entries.item_last_seen``: when it was last (or first) seen."""
     if type(raw) is not dict:
         return None
-    return _moment(raw.get("last_seen")) or _moment(raw.get("first_seen"))
+    return moment(raw.get("last_seen")) or moment(raw.get("first_seen"))
 
 
 def describe(section_name: str, raw: Any) -> Facts:

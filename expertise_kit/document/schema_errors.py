@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
-
-from pydantic import ValidationError
+from typing import Any, NoReturn
 
 from expertise_kit.document.yamlio import LoadedYaml, line_of
 from expertise_kit.errors import UserError
@@ -24,7 +22,8 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return "".join(parts) or "(top level)"
 
 
-def raise_first_error(exc: ValidationError, loaded: LoadedYaml) -> NoReturn:
+def raise_first_error(exc: Any, loaded: LoadedYaml) -> NoReturn:
+    """``exc``: pydantic's ValidationError (taken as Any, so that reading a valid file never imports it)."""
     errors = exc.errors(include_url=False)
     first = errors[0]
     loc = tuple(first["loc"])

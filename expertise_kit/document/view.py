@@ -5,7 +5,7 @@ Parsing is the dear part of reading a file: ruamel's pure-Python parser takes ab
 at the 1,000-line cap, and no reader that only counts or lists entries needs the round-trip tree. So
 the validated entries are kept as JSON beside the render cache, under the digest of the exact text
 they came from; the same text always parses to the same entries, so a hit costs a hash, a JSON load
-and pydantic's validation (about 6 ms at the cap), and any edit, by us or by hand, is a miss that
+and a plain check of the entries, and any edit, by us or by hand, is a miss that
 parses the file again with every refusal of ``load_domain_file``. A file that can't be read is never
 remembered. Writers keep using ``DomainDoc``; a view can't be written back.
 """
@@ -24,7 +24,7 @@ import orjson
 from expertise_kit import __version__
 from expertise_kit.document.atomic import write_atomic
 from expertise_kit.document.domainfile import parse_domain_text
-from expertise_kit.document.entries import DomainBase, DomainFile, Item
+from expertise_kit.document.entries import DomainData, Item, domain_data
 from expertise_kit.document.yamlio import read_text_file
 from expertise_kit.errors import UserError
 from expertise_kit.fast.cache import read_regular
@@ -32,7 +32,7 @@ from expertise_kit.vocab import section_names
 
 __all__ = ["DomainView", "read_view", "VIEW_VERSION"]
 
-VIEW_VERSION = 1  # bump when what is kept changes; the package version is part of the key as well
+VIEW_VERSION = 2  # bump when what is kept changes; the package version is part of the key as well
 _MAX_VIEW_BYTES = 8 << 20
 
 
@@ -40,7 +40,7 @@ _MAX_VIEW_BYTES = 8 << 20
 class DomainView:
     name: str
     path: Path
-    model: DomainBase
+    model: DomainData
     line_count: int
     key_lines: dict[str, int]  # top-level key -> its 0-based line, in file order
 
@@ -66,7 +66,7 @@ def _remembered(place: str, key: str, domain: str, path: Path) -> DomainView | N
         data: Any = orjson.loads(raw)
         if not isinstance(data, dict) or data.get("key") != key:
             return None
-        model = DomainFile.model_validate(data["model"])
+        model = domain_data(data["model"], domain)
         keys = {str(k): int(v) for k, v in data["keys"].items()}
         return DomainView(domain, path, model, int(data["lines"]), keys)
     except Exception:  # a torn or foreign cache file is a miss, never an error
@@ -94,7 +94,7 @@ def read_view(path: Path, domain: str, cache_dir: str | None) -> DomainView:
             "key": key,
             "lines": view.line_count,
             "keys": keys,
-            "model": doc.model.model_dump(mode="json", exclude_defaults=True),
+            "model": doc.model.as_json(),
         }
         try:
             os.makedirs(os.path.dirname(place), exist_ok=True)

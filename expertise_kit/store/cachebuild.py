@@ -8,8 +8,6 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from expertise_kit.config import Config
 from expertise_kit.document.atomic import write_atomic
 from expertise_kit.document.domainfile import load_domain_file
@@ -36,7 +34,7 @@ __all__ = ["domain_payload", "update_cache", "rebuild_cache", "refresh_domains"]
 def _entry(section: str, raw: Any) -> dict[str, Any] | None:
     try:
         item = parse_item(section, raw)
-    except ValidationError:
+    except ValueError:
         return None
     record = item_record(section, item)
     record["learned"] = is_learned(item)

@@ -81,7 +81,6 @@ def check_layer(project: Project, remote: str, theirs: str, ours: str | None, li
     files of this project and their ledgers; each file valid (schema), within the size and line cap; each
     string of each entry within the text limit, free of control characters and secrets. Raises a one-line
     ``UserError`` naming the ref, the file and the entry."""
-    from pydantic import ValidationError
 
     from expertise_kit.document.cap import count_lines
     from expertise_kit.document.domainfile import parse_domain_text
@@ -133,7 +132,7 @@ def check_layer(project: Project, remote: str, theirs: str, ours: str | None, li
             for index, raw in enumerate(items):
                 try:
                     where = f"entry {item_id(section, parse_item(section, raw))}"
-                except ValidationError:
+                except ValueError:
                     where = f"{section}[{index}]"
                 for value in _strings(raw):
                     problem = _value_problem(value)

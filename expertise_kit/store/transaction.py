@@ -129,7 +129,6 @@ class Transaction:
         removed = [e for e in edits if isinstance(e, Remove)]
         if not removed:
             return
-        from pydantic import ValidationError
 
         from expertise_kit.document.entries import item_text
         from expertise_kit.versioning.lifecycle import Drop
@@ -139,7 +138,7 @@ class Transaction:
             try:
                 raw = (doc.loaded.plain.get(edit.section) or [])[edit.index]
                 item = parse_item(edit.section, raw)
-            except (IndexError, ValidationError, AttributeError):
+            except (IndexError, ValueError, AttributeError):
                 continue
             self.dropped.setdefault(doc.path, {})[item_id(edit.section, item)] = Drop(cause, item_text(item))
 

@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from expertise_kit.document.entries import item_id, item_text, parse_item
 from expertise_kit.document.yamlio import parse_yaml_text
 from expertise_kit.vocab import section_names
@@ -28,7 +26,7 @@ class EntryChange:
         raw = self.after if self.after is not None else self.before
         try:
             return item_text(parse_item(self.section, raw))
-        except ValidationError:
+        except ValueError:
             return str(raw)
 
 
@@ -62,7 +60,7 @@ def entry_map(plain: dict[str, Any] | None) -> dict[tuple[str, str], Any]:
         for index, raw in enumerate(items):
             try:
                 key = item_id(section, parse_item(section, raw))
-            except ValidationError:
+            except ValueError:
                 key = f"invalid-{index}"
             result[(section, key)] = raw
     return result

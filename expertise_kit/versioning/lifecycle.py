@@ -131,7 +131,6 @@ def _branch_exists(git: GitLocation, branch: str) -> bool:
 
 def ids_of(git: GitLocation, text: str, rel: str) -> dict[str, str]:
     """Entry id -> what it says, for one version of a domain file (empty when it isn't one)."""
-    from pydantic import ValidationError
 
     from expertise_kit.document.entries import item_id, item_text, parse_item
     from expertise_kit.versioning.shared import _parsed
@@ -142,7 +141,7 @@ def ids_of(git: GitLocation, text: str, rel: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for name in section_names():
         for raw in (plain or {}).get(name) or []:
-            with contextlib.suppress(ValidationError):
+            with contextlib.suppress(ValueError):
                 item = parse_item(name, raw)
                 found[item_id(name, item)] = item_text(item)
     return found

@@ -922,7 +922,6 @@ def drop_entries(
 ) -> tuple[str, dict[str, Any] | None, dict[str, str]]:
     """``text`` without the entries ``ids``: (text, its data, id -> what each removed one said). A text that
     holds none of them (or is no domain file) is returned as it is."""
-    from pydantic import ValidationError
 
     from expertise_kit.document.entries import item_id, item_text, parse_item
     from expertise_kit.vocab import section_names
@@ -934,7 +933,7 @@ def drop_entries(
     where: list[tuple[str, int]] = []
     for name in section_names():
         for index, raw in enumerate(plain.get(name) or []):
-            with contextlib.suppress(ValidationError):
+            with contextlib.suppress(ValueError):
                 item = parse_item(name, raw)
                 entry = item_id(name, item)
                 if entry in ids:
@@ -1068,7 +1067,6 @@ def _parsed(git: GitLocation, text: str, path: Path, domain: str) -> dict[str, A
 
 
 def _ids(plain: dict[str, Any]) -> dict[str, set[str]]:
-    from pydantic import ValidationError
 
     from expertise_kit.document.entries import item_id, parse_item
     from expertise_kit.vocab import section_names
@@ -1076,7 +1074,7 @@ def _ids(plain: dict[str, Any]) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for name in section_names():
         for raw in plain.get(name) or []:
-            with contextlib.suppress(ValidationError):
+            with contextlib.suppress(ValueError):
                 found.setdefault(name, set()).add(item_id(name, parse_item(name, raw)))
     return found
 
@@ -1096,7 +1094,6 @@ def union_plain(
     shared_plain = _parsed(git, text, path, domain)
     if shared_plain is None:
         return plain, sha, []
-    from pydantic import ValidationError
 
     from expertise_kit.document.entries import item_id, parse_item
     from expertise_kit.vocab import section_names
@@ -1114,7 +1111,7 @@ def union_plain(
         for raw in shared_plain.get(name) or []:
             try:
                 entry = item_id(name, parse_item(name, raw))
-            except ValidationError:
+            except ValueError:
                 continue
             if entry in have or entry in gone:
                 continue
