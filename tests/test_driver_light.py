@@ -23,7 +23,7 @@ from expertise_kit.document.entries import domain_data, domain_data_by_schema, i
 from expertise_kit.document.plainentry import describe, valid_domain_data, valid_item
 from expertise_kit.document.plainrender import render_plain
 from expertise_kit.document.schema import DomainFile, validate_item
-from expertise_kit.document.splice import Append, apply_edits, render_item
+from expertise_kit.document.splice import Append, apply_edits, render_by_ruamel
 from expertise_kit.document.yamlio import parse_yaml_text
 from expertise_kit.gitmerge import _place, _plain_line_cap
 from expertise_kit.versioning.merge import merge_domain_texts
@@ -188,7 +188,7 @@ def test_plain_validation_of_a_whole_file(raws: list[Any], overview: Any) -> Non
 @given(raw=_items, column=st.sampled_from([0, 2, 4]), offset=st.sampled_from([2, 3, 4]))
 def test_plain_rendering_is_ruamels_or_declines(raw: Any, column: int, offset: int) -> None:
     mine = render_plain(raw, column, offset)
-    assert mine is None or mine == render_item(raw, column, offset)
+    assert mine is None or mine == render_by_ruamel(raw, column, offset)
 
 
 def test_plain_rendering_takes_the_usual_entries() -> None:
@@ -199,7 +199,7 @@ def test_plain_rendering_takes_the_usual_entries() -> None:
         {"issue": "migrate", "error": "deadlock detected", "solution": None, "recurrence": 2},
     ]
     for raw in usual:
-        assert render_plain(raw, 2, 2) == render_item(raw, 2, 2)
+        assert render_plain(raw, 2, 2) == render_by_ruamel(raw, 2, 2)
 
 
 def test_a_broken_config_does_not_stop_either_path(project: Path, run: Cli) -> None:

@@ -101,10 +101,10 @@ def _known_homes(store: Store) -> tuple[dict[str, str], dict[str, int], dict[str
     by_agent: dict[str, list[tuple[str, str]]] = {}
     for domain in store.config.domains:
         try:
-            doc = store.load(domain)
+            data = store.entries_of(domain)
         except (UserError, OSError):
             continue  # a broken or missing file is reported by the write to it, not here
-        for section_name, _, item in doc.entries():
+        for section_name, item in ((name, item) for name in data.sections for item in data.items(name)):
             homes.setdefault(item_id(section_name, item), domain)
             if section_name == FILES and is_learned(item):
                 files[domain] = files.get(domain, 0) + 1

@@ -51,9 +51,9 @@ def render_item(item: Any, dash_col: int, content_offset: int) -> list[str]:
     """``splice.render_item``: by ``plainrender`` where the item is plain, else by ruamel (imported then)."""
     lines = render_plain(item, dash_col, content_offset)
     if lines is None:
-        from expertise_kit.document.splice import render_item as by_ruamel
+        from expertise_kit.document.splice import render_by_ruamel
 
-        lines = by_ruamel(item, dash_col, content_offset)
+        lines = render_by_ruamel(item, dash_col, content_offset)
     return lines
 
 
