@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from test_hooks import _hook
 
 from expertise_kit.errors import UserError
-from expertise_kit.learning.reflect import MAX_REASON_CHARS, compose, reflect_mode, same_lesson
+from expertise_kit.learning.reflect import MAX_LESSONS, MAX_REASON_CHARS, compose, reflect_mode, same_lesson
 from expertise_kit.project import find_project
 
 SESSION = "5e55104e-1d2c-4b1a-9f00-000000000001"  # shop_session's
@@ -66,7 +66,7 @@ def test_asked_once_with_the_candidates_and_the_command(reflecting: Path, tmp_pa
     assert len(reason) <= MAX_REASON_CHARS and stderr == ""
     assert "AssertionError: assert 1999 == 2000" in reason  # the failing test, held as a candidate
     assert f'expertise add DOMAIN SECTION "LESSON" --session {SESSION}' in reason  # this installation's, by path
-    assert "at most 5 lessons" in reason and "or none" in reason
+    assert f"at most {MAX_LESSONS} lessons" in reason and "or none" in reason
     # Never twice: the same turn's end again, the agent's next stop (our reason brought it), a grown transcript.
     assert _stop(reflecting, transcript) == ("", "")
     assert _stop(reflecting, transcript, stop_hook_active=True) == ("", "")

@@ -5,7 +5,7 @@ At the end of a turn, the agent's end-of-turn hook (Claude Code's and Codex's ``
 transcript holds candidate lessons the session was not shown yet (failures, fixed or not, new or seen
 again; the user's rules and corrections; patterns seen again), when it was asked before and has since
 doubled, or when it was never asked and has made ``MANY_CALLS`` tool calls. The reason lists the
-candidates compactly and asks for at most five lessons, written with ``expertise add ... --session ID``.
+candidates compactly and asks for at most ``MAX_LESSONS`` lessons, written with ``expertise add ... --session ID``.
 Those entries carry ``source: agent`` and the session; the learner later keeps the agent's wording where
 it parsed the same lesson from the same session. Most turns' ends stop at ``fast.reflectgate``'s first
 look and never load this module.
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 MAX_REASON_CHARS = 1550
-MAX_LESSONS = 5
+MAX_LESSONS = 8
 MANY_CALLS = 30  # a session never asked that has made this many tool calls is asked, candidates or not
 # What counts as a candidate, by the section the learner would file it in; core files and techniques
 # are what the parser already does well, and no teammate writes them down.

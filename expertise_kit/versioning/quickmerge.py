@@ -8,8 +8,9 @@ with the merge driver's own rules (``versioning.merge``), and applied to the sha
 lines: each section's items found by their dashes, an added or changed entry rendered as the splice
 renders it, a removed one cut.
 
-Nothing unverified comes out. The result is read back with libyaml (PyYAML's C parser, some fifty times
-quicker than ruamel's) and must hold exactly the data planned, and it must stay within the line cap;
+Nothing unverified comes out. The result is read back in plain Python where it is in our writers' layout
+(``document.plainread``), else with libyaml (PyYAML's C parser, some fifty times quicker than ruamel's),
+and must hold exactly the data planned, and it must stay within the line cap;
 anything else (a hand-formatted section, a flow list, a value YAML 1.1 reads differently) returns None
 and the caller takes the full merge.
 
@@ -242,13 +243,6 @@ def quick_merge(
     """This worktree's change (``base`` -> ``new``, their data) applied to the shared file (its text and
     data): (text, data), verified; None when the full merge must do it. ``prefer=None``: a true conflict
     is left to the full merge, which marks it (the merge driver)."""
-    try:
-        import yaml  # type: ignore[import-untyped]  # PyYAML, for its C parser only
-    except ImportError:
-        return None
-    loader = getattr(yaml, "CSafeLoader", None)
-    if loader is None:
-        return None
     # Only the sections of the kinds this worktree changed are planned; the others stay as the shared file
     # has them. Ids are matched across all sections of a kind (one text can't be a pattern and a best
     # practice both), so every section of a changed kind is planned.
@@ -268,13 +262,25 @@ def quick_merge(
     if text is None or count_lines(text) > line_cap:
         return None
     expected = _expected(shared, edits)
-    try:
-        read = yaml.load(text, Loader=loader)  # noqa: S506 - the C *safe* loader
-    except yaml.YAMLError:
-        return None
+    read = read_plain(text) or _by_libyaml(text)
     if not isinstance(read, dict) or (read != expected and _norm(read) != _norm(expected)):
         return None
     return text, expected
+
+
+def _by_libyaml(text: str) -> Any:
+    """``text`` read by PyYAML's C safe loader; None without it, or when it can't read it."""
+    try:
+        import yaml  # type: ignore[import-untyped]  # PyYAML, for its C parser only
+    except ImportError:
+        return None
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is None:
+        return None
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506 - the C *safe* loader
+    except yaml.YAMLError:
+        return None
 
 
 # -- the merge driver's quick path: the three versions read in plain Python, or with libyaml ------------
