@@ -22,6 +22,7 @@ Per series it prints:
 The lesson files' ``held_out`` flag marks the series nobody looked at while tuning the learner.
 
 Run: python bench/bench_lessons.py [--series NAME] [--only tuned|held-out] [--fixes] [--show] [--json]
+                                   [--reflect [--repeat]]
 """
 
 from __future__ import annotations
@@ -125,17 +126,20 @@ def session_key(path: Path) -> str:
     return next((safe_session_id(s.id) for s in iter_sessions([path], "auto", []) if s.id), path.stem)
 
 
-def stand_in_lessons(name: str) -> dict[str, list[dict[str, Any]]]:
-    """``bench/lessons/<series>.reflect.json``: by session (its place in the series), the lessons a model
-    standing in for the agent wrote when asked to reflect (docs/reflect.md); empty where none were recorded."""
-    path = LESSONS / f"{name}.reflect.json"
+def stand_in_lessons(name: str, recording: str = "reflect") -> dict[str, list[dict[str, Any]]]:
+    """``bench/lessons/<series>.reflect.json`` (``reflect-2``: a second recording of the same asks): by
+    session (its place in the series), the lessons a model standing in for the agent wrote when asked to
+    reflect (docs/reflect.md); empty where none were recorded."""
+    path = LESSONS / f"{name}.{recording}.json"
     return dict(json.loads(path.read_text(encoding="utf-8"))["sessions"]) if path.is_file() else {}
 
 
-def run_series(spec: dict[str, Any], verdicts: dict[str, str], *, reflect: bool = False) -> SeriesFigures:
+def run_series(
+    spec: dict[str, Any], verdicts: dict[str, str], *, reflect: bool = False, recording: str = "reflect"
+) -> SeriesFigures:
     figures = SeriesFigures(spec["series"], bool(spec.get("held_out")))
     replay = Replay("claude-code")
-    written = stand_in_lessons(spec["series"]) if reflect else {}
+    written = stand_in_lessons(spec["series"], recording) if reflect else {}
     try:
         for n, path in enumerate(transcripts_of(spec)):
             replay._cli("learn", str(path))
@@ -200,13 +204,17 @@ def main(argv: list[str] | None = None) -> int:
         "--reflect", action="store_true",
         help="also add, after each session, the lessons a stand-in agent wrote when asked (<series>.reflect.json)",
     )  # fmt: skip
+    parser.add_argument(
+        "--repeat", action="store_true",
+        help="with --reflect: a second recording of the same asks (<series>.reflect-2.json), for the variance",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if not TRANSCRIPTS.is_dir():
         print(f"real transcripts not found at {TRANSCRIPTS} (../shared)", file=sys.stderr)
         return 1
     rows: list[SeriesFigures] = []
     for spec_path in sorted(LESSONS.glob("*.json")):
-        if spec_path.name.endswith((".verdicts.json", ".reflect.json")):
+        if spec_path.name.endswith((".verdicts.json", ".reflect.json", ".reflect-2.json")):
             continue
         spec = json.loads(spec_path.read_text(encoding="utf-8"))
         if args.series and args.series not in spec["series"]:
@@ -215,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         verdict_path = spec_path.with_name(spec_path.stem + ".verdicts.json")
         verdicts = json.loads(verdict_path.read_text(encoding="utf-8")) if verdict_path.exists() else {}
-        figures = run_series(spec, verdicts, reflect=args.reflect)
+        figures = run_series(spec, verdicts, reflect=args.reflect, recording="reflect-2" if args.repeat else "reflect")
         rows.append(figures)
         if args.fixes:
             for record in figures.fixes:

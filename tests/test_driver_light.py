@@ -152,7 +152,7 @@ _scalars = st.one_of(_words, st.integers(-3, 5), st.booleans(), st.none(),
                                       "9999-12-31T23:59:59-05:00", "learned", "manual", "", "yes", "1e3"]))  # fmt: skip
 _keys = st.sampled_from(["text", "path", "issue", "error", "solution", "source", "sessions", "first_seen",
                          "last_seen", "last_feedback", "recurrence", "helpful", "harmful", "ended_well", "stale",
-                         "note", "model_x"])  # fmt: skip
+                         "note", "model_x", "self"])  # fmt: skip
 _items = st.one_of(_words, st.dictionaries(_keys, st.one_of(_scalars, st.lists(_scalars, max_size=3)), max_size=6))
 _sections = st.sampled_from(["core_files", "patterns", "best_practices", "learned_from_failures"])
 

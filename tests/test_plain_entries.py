@@ -110,3 +110,42 @@ def test_a_config_the_plain_reading_declines_still_loads_or_refuses(project: Pat
     assert load_config(project / ".expertise").line_cap == 900  # pydantic's lax int, as before
     config.write_text(text.replace("reflect: off", "reflect: true"))
     assert load_config(project / ".expertise").reflect == "failures"
+
+
+def test_hand_written_keys_that_are_odd_for_python_are_kept(project: Path, run: Cli) -> None:
+    """A key named like a parameter, and numbers JSON can't hold, as the schema's reading gives them."""
+    path = project / ".expertise" / "database.yaml"
+    odd = "patterns:\n  - {text: Keep it warm, self: x, score: .inf}"
+    path.write_text(path.read_text().replace("patterns: []", odd))
+    shown = run("show", "database", "--json")
+    assert shown.exit_code == 0, shown.output
+    entry = next(e for e in json.loads(shown.output)["entries"] if e["section"] == "patterns")
+    assert entry["self"] == "x" and entry["score"] is None  # pydantic's JSON dump gives null for inf
+    assert run("validate").exit_code == 0
+
+
+def test_a_yaml_1_1_file_is_never_checked_by_a_yaml_1_2_reading(project: Path, run: Cli) -> None:
+    """`%YAML 1.1` makes `yes` a boolean for the full parse and text for libyaml: a write checked by the
+    quick reading would store an entry the next read refuses."""
+    path = project / ".expertise" / "database.yaml"
+    path.write_text("%YAML 1.1\n---\n" + path.read_text())
+    git(project, "commit", "-qam", "yaml 1.1")
+    run("add", "database", "patterns", "yes")
+    shown = run("show", "database", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert [e["text"] for e in json.loads(shown.output)["entries"] if e["section"] == "patterns"] == ["yes"]
+
+
+def test_the_quick_reading_declines_what_the_full_parse_finds_too_deep() -> None:
+    from expertise_kit.document.yamlio import parse_yaml_text
+    from expertise_kit.errors import UserError
+    from expertise_kit.versioning.quickmerge import strict_plain
+
+    for depth in (62, 63, 64, 65):
+        text = "domain: database\nnote: " + "[" * depth + "1" + "]" * depth + "\n"
+        try:
+            parse_yaml_text(text, Path("database.yaml"))
+            refused = False
+        except UserError:
+            refused = True
+        assert refused == (strict_plain(text) is None), depth

@@ -15,6 +15,7 @@ costs about a quarter of a second, the largest part of ``expertise learn`` after
 
 from __future__ import annotations
 
+import math
 from datetime import date, datetime
 from typing import Any
 
@@ -73,7 +74,7 @@ class Provenance:
     stale: bool
     last_feedback: datetime | None
 
-    def __init__(self, **values: Any) -> None:
+    def __init__(self, /, **values: Any) -> None:
         """From values already valid and in their final types (``parse_item`` makes sure of that)."""
         for key, default in self.FIELDS.items():
             value = values.pop(key, default)
@@ -128,7 +129,10 @@ def json_moment(value: datetime) -> str:
 
 
 def _jsonable(value: Any) -> Any:
-    """A key the schema does not know, as its JSON dump gives it: times and dates as ISO text."""
+    """A key the schema does not know, as its JSON dump gives it: times and dates as ISO text, a
+    non-finite number (`.inf`, `.nan`) as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, datetime):
         return json_moment(value)
     if isinstance(value, date):

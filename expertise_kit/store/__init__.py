@@ -102,12 +102,14 @@ class Store:
         """``domain``'s entries, only to read: in plain Python where the file is surely valid
         (``quickmerge.valid_plain``; ruamel takes ~5 ms a small file and ~1 s one at the cap), else as
         ``load`` reads them, with its errors."""
+        from expertise_kit.document.domainfile import parse_domain_text
         from expertise_kit.document.yamlio import read_text_file
         from expertise_kit.versioning.quickmerge import valid_plain
 
         path = self.path_for(domain)
-        plain = valid_plain(read_text_file(path), domain)
-        return domain_data(plain, domain) if plain is not None else load_domain_file(path, domain).model
+        text = read_text_file(path)
+        plain = valid_plain(text, domain)
+        return domain_data(plain, domain) if plain is not None else parse_domain_text(text, path, domain).model
 
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.project.root.resolve()).as_posix()

@@ -96,10 +96,8 @@ def _config_payload(config: Config) -> dict[str, Any]:
 
 
 def _dump(path: Path, data: Any) -> None:
-    """Replaced whole, without waiting for the disk: a cache torn by a power cut reads as a miss (the
-    readers check what they load) and is rebuilt; the two fsyncs a file cost ~25 ms a learn."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, marshal.dumps(data), durable=False)
+    write_atomic(path, marshal.dumps(data))
 
 
 def _write_domain(expertise_dir: Path, index: dict[str, Any], name: str, payload: dict[str, Any]) -> None:

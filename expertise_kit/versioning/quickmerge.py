@@ -294,6 +294,7 @@ _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _TAG = "tag:yaml.org,2002:"
 _ODD_BREAKS = ("\r", "\t", "\u2028", "\u2029", "\x85")  # line breaks the two parsers may not agree on
 _MAX_DEPTH = 64
+_DIRECTIVE = re.compile(r"^%", re.M)
 
 
 class _Decline(Exception):
@@ -384,6 +385,8 @@ class _Walk:
         scalar = self.scalar
         if type(node) is scalar:
             return _scalar_of(node)
+        if depth == _MAX_DEPTH and node.value:
+            raise _Decline  # its keys and items would be one level too deep, scalars too
         if type(node) is self.mapping:
             if node.flow_style and self.text[node.start_mark.index : node.start_mark.index + 1] != "{":
                 raise _Decline  # `[a: b]`, a pair in a flow list: ruamel refuses what libyaml reads as a mapping
@@ -416,8 +419,8 @@ def strict_plain(text: str, seen: dict[str, Any] | None = None) -> dict[str, Any
     except ImportError:
         return None
     loader_class = _loader()
-    if loader_class is None or any(odd in text for odd in _ODD_BREAKS):
-        return None
+    if loader_class is None or any(odd in text for odd in _ODD_BREAKS) or _DIRECTIVE.search(text):
+        return None  # `%YAML 1.1` makes ruamel read `yes` as true, where libyaml reads text
     loader = loader_class(text)
     try:
         node = loader.get_single_node()
