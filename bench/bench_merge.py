@@ -150,7 +150,7 @@ def file_merge(runs: int) -> None:
     from expertise_kit.versioning.quickmerge import merge_for_driver
 
     paths["A"].write_text(ours)
-    by_git = _git_line_merge(paths["O"], paths["A"], paths["B"])
+    by_git = _git_line_merge((str(paths["O"]), str(paths["A"]), str(paths["B"])), [base, ours, theirs])
 
     def full() -> Any:
         return merge_domain_texts(base, ours, theirs, path=Path(".expertise/database.yaml"), domain="database",
