@@ -298,12 +298,12 @@ def compose(
         "the user). For each, run:",
         f'{program} add DOMAIN SECTION "LESSON" --session {key}',
         "SECTION: best_practices (a rule), patterns (a fact about this code or setup), learned_from_failures (the "
-        'LESSON is what was being done; add --error "ERROR" --solution "FIX"). '
+        'LESSON: what was being done; add --error "ERROR", and --solution "FIX" if you saw it work). '
         f"DOMAIN: {_one_line(', '.join(domains), 400)}.",
     ]
     if mcp:
         tail.append(f"Or the `expertise` MCP server's `add` tool, with session {key}.")
-    tail.append("Then end your turn; nothing else is needed.")
+    tail.append("Then end your turn.")
     fixed = len(head) + len(_END) + sum(len(line) + 1 for line in tail) + 2
     room = MAX_REASON_CHARS - fixed
     lines: list[str] = []
