@@ -27,7 +27,7 @@ def _set_cap(project: Path, cap: int) -> None:
 
 def _texts(store: Store, section: str) -> list[str]:
     doc = store.load("database")
-    return [item if isinstance(item, str) else item.text for item in getattr(doc.model, section)]  # type: ignore[union-attr]
+    return [item if isinstance(item, str) else item.text for item in doc.model.items(section)]  # type: ignore[union-attr]
 
 
 def test_under_the_cap_nothing_is_pruned(project: Path) -> None:
@@ -89,7 +89,7 @@ def test_failures_are_trimmed_before_other_sections(project: Path) -> None:
     assert result.lines <= 120
     assert result.pruned
     assert {p.section for p in result.pruned} == {"learned_from_failures"}
-    remaining = [f.issue for f in store.load("database").model.learned_from_failures]
+    remaining = [f.issue for f in store.load("database").model.items("learned_from_failures")]
     assert len(remaining) >= 10  # the section's floor holds when the cap allows it
     assert "issue 1" not in remaining and remaining[-1] == "issue 14"
     assert _texts(store, "successful_techniques") == ["technique 1", "technique 2", "technique 3"]

@@ -62,7 +62,7 @@ def test_added_text_reads_back_exactly(texts: list[str]) -> None:
     store = _fresh_store()
     raws = [manual_item("patterns", text) for text in texts if "\t" not in text.strip()[:1]]
     result = store.add_items("database", [("patterns", raw) for raw in raws])
-    read_back = store.load("database").model.patterns
+    read_back = store.load("database").model.items("patterns")
     assert [item if isinstance(item, str) else item.text for item in read_back] == [
         raw for raw in dict.fromkeys(raws) if item_id("patterns", raw) in set(result.added)
     ]
@@ -79,7 +79,7 @@ def test_learned_entries_round_trip_with_provenance(entries: list[dict[str, Any]
         parsed = parse_item("effective_patterns", entry)
         first_by_id.setdefault(item_id("effective_patterns", parsed), parsed)
     assert result.added == list(first_by_id)
-    stored = store.load("database").model.effective_patterns
+    stored = store.load("database").model.items("effective_patterns")
     assert stored == list(first_by_id.values())
 
 

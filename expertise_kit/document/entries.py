@@ -187,7 +187,7 @@ def item_by_schema(section_name: str, raw: Any) -> Item:
 
 class DomainData:
     """One validated domain file: ``domain``, ``overview``, ``last_validated``, one list per section
-    (also as attributes), and the top-level keys the schema does not know, in ``extra``."""
+    (``items``), and the top-level keys the schema does not know, in ``extra``."""
 
     def __init__(
         self,
@@ -210,12 +210,6 @@ class DomainData:
         return type(other) is type(self) and vars(other) == vars(self)
 
     __hash__ = None  # type: ignore[assignment]
-
-    def __getattr__(self, name: str) -> list[Item]:
-        sections: dict[str, list[Item]] = self.__dict__.get("sections", {})
-        if name in sections:
-            return sections[name]
-        raise AttributeError(name)
 
     def as_json(self) -> dict[str, Any]:
         """The data as JSON-ready plain values, which ``domain_data`` reads back to the same object."""
