@@ -484,3 +484,20 @@ def test_doctor_says_what_the_shared_layer_holds(project: Path, run: Cli, on_pat
     assert run("hooks", "doctor", "--agent", "claude-code").exit_code == 1
     git(project, "update-ref", "-d", "refs/expertise/shared")
     assert shared()["status"] == "ok" and "nothing published" in shared()["detail"]
+
+
+def test_a_job_taken_while_the_queue_is_listed_is_not_an_error(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A learner finishes a job between the listing of the queue and the look at its time: `pending` (which
+    `wait_idle` and the learner call) leaves it out instead of raising FileNotFoundError."""
+    import expertise_kit.learning.background as background
+
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("{}\n")
+    first = enqueue(_expertise(project), "claude-code", {"session_id": "f6f6-1"}, str(transcript))
+    second = enqueue(_expertise(project), "claude-code", {"session_id": "f6f6-2"}, str(transcript))
+    listed = list(os.scandir(os.path.dirname(first)))
+    os.remove(first)  # taken by a learner after the listing
+    monkeypatch.setattr(background.os, "scandir", lambda directory: iter(listed))
+    assert pending(_expertise(project)) == [second]

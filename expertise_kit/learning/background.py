@@ -92,7 +92,13 @@ def pending(expertise_dir: str) -> list[str]:
         entries = [e for e in os.scandir(directory) if e.name.endswith(".json") and e.is_file()]
     except OSError:
         return []
-    return [e.path for e in sorted(entries, key=lambda e: (e.stat().st_mtime, e.name))]
+    dated = []
+    for entry in entries:
+        try:
+            dated.append((entry.stat().st_mtime, entry.name, entry.path))
+        except OSError:  # taken (or dropped) by a learner between the listing and the look
+            continue
+    return [path for _, _, path in sorted(dated)]
 
 
 def failed(expertise_dir: str) -> list[str]:
