@@ -11,7 +11,6 @@ from expertise_kit.document.entries import DomainData, Item, domain_data, item_i
 from expertise_kit.document.schema_errors import raise_first_error
 from expertise_kit.document.yamlio import LoadedYaml, load_yaml_file, parse_yaml_text
 from expertise_kit.errors import UserError
-from expertise_kit.vocab import section_names
 
 __all__ = ["DomainDoc", "load_domain_file", "parse_domain_text"]
 
@@ -24,9 +23,7 @@ class DomainDoc:
     model: DomainData
 
     def entries(self) -> Iterator[tuple[str, int, Item]]:
-        for section in section_names():
-            for index, item in enumerate(self.model.items(section)):
-                yield section, index, item
+        return self.model.entries()
 
     def find(self, entry: str) -> tuple[str, int, Item] | None:
         for section, index, item in self.entries():

@@ -16,6 +16,7 @@ costs about a quarter of a second, the largest part of ``expertise learn`` after
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from datetime import date, datetime
 from typing import Any
 
@@ -160,14 +161,9 @@ def _plain_item(kind: str, raw: Any) -> Item:
     return _CLASSES.get(kind, TextEntry)(**values)
 
 
-def _from_schema(model: Any) -> Item:
-    """An item the schema read (a string or one of its models) as the plain object."""
-    if isinstance(model, str):
-        return model
-    from expertise_kit.document import schema
-
-    kind = FILES if isinstance(model, schema.FileEntry) else FAILURES if isinstance(model, schema.FailureEntry) else ""
-    return _CLASSES.get(kind, TextEntry)(**model.model_dump())
+def _from_schema(kind: str, model: Any) -> Item:
+    """An item of a section of ``kind`` the schema read (a string or one of its models), as the plain object."""
+    return model if isinstance(model, str) else _CLASSES.get(kind, TextEntry)(**model.model_dump())
 
 
 def parse_item(section_name: str, raw: Any) -> Item:
@@ -182,7 +178,7 @@ def item_by_schema(section_name: str, raw: Any) -> Item:
     """``parse_item`` by the schema alone, whatever ``raw`` is."""
     from expertise_kit.document.schema import validate_item
 
-    return _from_schema(validate_item(section_name, raw))
+    return _from_schema(section(section_name).kind, validate_item(section_name, raw))
 
 
 class DomainData:
@@ -205,6 +201,12 @@ class DomainData:
         """The entries of ``section``, in file order."""
         found: list[Item] = self.sections.get(section, [])
         return found
+
+    def entries(self) -> Iterator[tuple[str, int, Item]]:
+        """Every entry with its section and place in it, sections in the vocabulary's order."""
+        for name, items in self.sections.items():
+            for index, item in enumerate(items):
+                yield name, index, item
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and vars(other) == vars(self)
@@ -252,7 +254,7 @@ def domain_data_by_schema(plain: Any) -> DomainData:
         model.domain,
         model.overview,
         model.last_validated,
-        {name: [_from_schema(item) for item in getattr(model, name)] for name in section_names()},
+        {name: [_from_schema(section(name).kind, item) for item in getattr(model, name)] for name in section_names()},
         dict(model.model_extra or {}),
     )
 

@@ -28,7 +28,6 @@ from expertise_kit.document.entries import DomainData, Item, domain_data
 from expertise_kit.document.yamlio import read_text_file
 from expertise_kit.errors import UserError
 from expertise_kit.fast.cache import read_regular
-from expertise_kit.vocab import section_names
 
 __all__ = ["DomainView", "read_view", "VIEW_VERSION"]
 
@@ -45,9 +44,7 @@ class DomainView:
     key_lines: dict[str, int]  # top-level key -> its 0-based line, in file order
 
     def entries(self) -> Iterator[tuple[str, int, Item]]:
-        for section in section_names():
-            for index, item in enumerate(self.model.items(section)):
-                yield section, index, item
+        return self.model.entries()
 
     @property
     def entry_count(self) -> int:

@@ -104,7 +104,7 @@ def _known_homes(store: Store) -> tuple[dict[str, str], dict[str, int], dict[str
             data = store.entries_of(domain)
         except (UserError, OSError):
             continue  # a broken or missing file is reported by the write to it, not here
-        for section_name, item in ((name, item) for name in data.sections for item in data.items(name)):
+        for section_name, _, item in data.entries():
             homes.setdefault(item_id(section_name, item), domain)
             if section_name == FILES and is_learned(item):
                 files[domain] = files.get(domain, 0) + 1
