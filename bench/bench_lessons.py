@@ -22,7 +22,7 @@ Per series it prints:
 The lesson files' ``held_out`` flag marks the series nobody looked at while tuning the learner.
 
 Run: python bench/bench_lessons.py [--series NAME] [--only tuned|held-out] [--fixes] [--show] [--json]
-                                   [--reflect [--repeat]]
+                                   [--reflect [--repeat [N]]]
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def session_key(path: Path) -> str:
 
 
 def stand_in_lessons(name: str, recording: str = "reflect") -> dict[str, list[dict[str, Any]]]:
-    """``bench/lessons/<series>.reflect.json`` (``reflect-2``: a second recording of the same asks): by
+    """``bench/lessons/<series>.reflect.json`` (``reflect-2``, ``reflect-3``: later recordings of the asks): by
     session (its place in the series), the lessons a model standing in for the agent wrote when asked to
     reflect (docs/reflect.md); empty where none were recorded."""
     path = LESSONS / f"{name}.{recording}.json"
@@ -205,8 +205,9 @@ def main(argv: list[str] | None = None) -> int:
         help="also add, after each session, the lessons a stand-in agent wrote when asked (<series>.reflect.json)",
     )  # fmt: skip
     parser.add_argument(
-        "--repeat", action="store_true",
-        help="with --reflect: a second recording of the same asks (<series>.reflect-2.json), for the variance",
+        "--repeat", type=int, nargs="?", const=2, default=1, metavar="N",
+        help="with --reflect: the Nth recording of the asks (<series>.reflect-N.json; 2 when N is left out), "
+        "for the variance",
     )  # fmt: skip
     args = parser.parse_args(argv)
     if not TRANSCRIPTS.is_dir():
@@ -223,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         verdict_path = spec_path.with_name(spec_path.stem + ".verdicts.json")
         verdicts = json.loads(verdict_path.read_text(encoding="utf-8")) if verdict_path.exists() else {}
-        figures = run_series(spec, verdicts, reflect=args.reflect, recording="reflect-2" if args.repeat else "reflect")
+        recording = f"reflect-{args.repeat}" if args.repeat > 1 else "reflect"
+        figures = run_series(spec, verdicts, reflect=args.reflect, recording=recording)
         rows.append(figures)
         if args.fixes:
             for record in figures.fixes:

@@ -74,6 +74,7 @@ def test_harness_noise_is_rejected_with_its_reason(project: Path, run: Cli, tmp_
         "ssh: Could not resolve hostname github.com: Temporary failure in name resolution",
         "npm error code EAI_AGAIN\nnpm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo "
         "EAI_AGAIN registry.npmjs.org",
+        "error connecting to api.github.com\ncheck your internet connection or https://githubstatus.com",
     ],
 )
 def test_a_remote_network_failure_is_transient(project: Path, run: Cli, tmp_path: Path, output: str) -> None:

@@ -431,6 +431,123 @@ def test_no_network_with_an_offline_run_that_worked_is_a_fact_and_an_outage_alon
     assert any("pypi.org" in r["text"] and "network" in r["reason"] for r in rejected)
 
 
+def _codex_rollout(path: Path, *calls: tuple[dict[str, Any], str]) -> Path:
+    """A Codex rollout whose shell calls have these arguments and these raw outputs."""
+
+    def line(second: int, kind: str, payload: dict[str, Any]) -> str:
+        return json.dumps({"timestamp": f"2026-11-21T09:00:{second:02d}.000Z", "type": kind, "payload": payload})
+
+    records = [
+        line(0, "session_meta", {"id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "cwd": CWD}),
+        line(1, "event_msg", {"type": "user_message", "message": "start the feature branch", "kind": "plain"}),
+    ]
+    for n, (arguments, output) in enumerate(calls, 1):
+        records.append(line(2 * n, "response_item", {"type": "function_call", "name": "shell", "call_id": f"c{n}",
+                                                     "arguments": json.dumps(arguments)}))  # fmt: skip
+        records.append(line(2 * n + 1, "response_item", {"type": "function_call_output", "call_id": f"c{n}",
+                                                         "output": output}))  # fmt: skip
+    path.write_text("\n".join(records) + "\n", encoding="utf-8")
+    return path
+
+
+_DENIED = (
+    "failed in sandbox MacosSeatbelt with execution error: Denied { output: ExecToolCallOutput { exit_code: 128, "
+    'stdout: StreamOutput { text: "", truncated_after_lines: None }, stderr: StreamOutput { text: "fatal: cannot '
+    "lock ref 'refs/heads/001-x': Unable to create '/w/p/.git/refs/heads/001-x.lock': Operation not permitted\\n"
+    '", truncated_after_lines: None } } }'
+)
+_NO_DNS = json.dumps(
+    {
+        "output": "ssh: Could not resolve hostname github.com: Temporary failure in name resolution\nfatal: no remote",
+        "metadata": {"exit_code": 128},
+    }
+)
+_WORKED = json.dumps({"output": "Switched to a new branch '001-x'", "metadata": {"exit_code": 0}})
+
+
+def test_a_command_the_sandbox_refused_that_worked_outside_it_is_a_gotcha_with_the_parameter(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    branch = ["bash", "-lc", "scripts/new-feature.sh --json 'x'"]
+    fetch = ["bash", "-lc", "git fetch --all --prune"]
+    rollout = _codex_rollout(
+        tmp_path / "rollout.jsonl",
+        ({"command": branch}, _DENIED),
+        ({"command": branch, "with_escalated_permissions": True, "justification": "writes .git"}, _WORKED),
+        ({"command": fetch}, _NO_DNS),
+        ({"command": fetch, "sandbox_permissions": "require_escalated"}, _WORKED),
+    )
+    _learn(run, rollout)
+    stored = {e["issue"]: e for e in _entries(run, "general") if "issue" in e}  # not by the `.git/` path refused
+    made = stored["`scripts/new-feature.sh --json 'x'`"]
+    assert made["error"].startswith("fatal: cannot lock ref 'refs/heads/001-x'")  # the refusal, not Codex's wrapper
+    assert made["solution"] == (
+        "the agent's sandbox keeps .git read-only: run it outside the sandbox (with_escalated_permissions: true)"
+    )
+    fetched = stored["`git fetch --all --prune`"]
+    assert fetched["error"].startswith("ssh: Could not resolve hostname github.com")
+    assert fetched["solution"] == (
+        'the agent\'s sandbox has no network: run it outside the sandbox (sandbox_permissions: "require_escalated")'
+    )
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        [({"command": ["git", "fetch"]}, _WORKED)],  # the same command worked in the sandbox: a passing outage
+        [({"command": ["git", "fetch"], "with_escalated_permissions": True}, _NO_DNS)],  # no better outside it
+        [({"command": ["git", "fetch", "origin"], "with_escalated_permissions": True}, _WORKED)],  # another command
+    ],
+)
+def test_a_sandbox_refusal_is_no_lesson_unless_the_same_command_worked_outside_the_sandbox(
+    tmp_path: Path, later: list[tuple[dict[str, Any], str]]
+) -> None:
+    [session] = read_sessions(_codex_rollout(tmp_path / "r.jsonl", ({"command": ["git", "fetch"]}, _NO_DNS), *later))
+    assert not any("sandbox" in str(f.get("solution")) for f in _failures(session))
+
+
+def test_a_test_that_failed_on_its_own_and_passed_outside_the_sandbox_is_not_a_sandbox_lesson(tmp_path: Path) -> None:
+    failing = json.dumps(
+        {"output": "FAILED tests/test_a.py::test_x - AssertionError: 1 != 2", "metadata": {"exit_code": 1}}
+    )
+    rollout = _codex_rollout(
+        tmp_path / "r.jsonl",
+        ({"command": ["pytest", "-q"]}, failing),
+        ({"command": ["pytest", "-q"], "sandbox_permissions": "require_escalated"}, _WORKED),
+    )
+    [session] = read_sessions(rollout)
+    assert not any("sandbox" in str(f.get("solution")) for f in _failures(session))
+
+
+def test_claude_codes_bash_outside_its_sandbox_is_read_as_escalated(tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("install the deps")
+    s.bash(
+        "npm install",
+        "npm error code EPERM\nnpm error syscall mkdir\nnpm error path /home/u/.npm/_cacache",
+        exit_code=1,
+    )
+    s.tool("Bash", {"command": "npm install", "dangerouslyDisableSandbox": True}, "added 12 packages")
+    s.say("done")
+    [session] = read_sessions(s.write(tmp_path / "a.jsonl"))
+    assert [c.escalated for c in session.calls] == ["", "dangerouslyDisableSandbox: true"]
+    [failure] = _failures(session)
+    assert (
+        failure["solution"]
+        == "the agent's sandbox refused it: run it outside the sandbox (dangerouslyDisableSandbox: true)"
+    )
+
+
+def test_the_gate_keeps_a_sandbox_refusal_only_with_a_way_outside_the_sandbox() -> None:
+    from expertise_kit.learning.quality import rejection_reason
+
+    refused = {"issue": "`git fetch`", "error": "error: cannot open '.git/FETCH_HEAD': Operation not permitted"}
+    assert rejection_reason("failure", refused) == "harness noise: the agent's sandbox keeps .git read-only"
+    outside = {**refused, "solution": "run it with escalated permissions"}
+    assert rejection_reason("failure", outside) is None
+    assert rejection_reason("failure", {**outside, "error": "exit 1"}) is not None  # still says nothing
+
+
 @pytest.mark.parametrize("passes_in_the_end", [False, True])
 def test_a_failure_tried_again_and_again_and_never_passing_is_kept_as_an_open_problem(
     project: Path, run: Cli, tmp_path: Path, passes_in_the_end: bool
@@ -726,8 +843,13 @@ def test_the_task_domains_most_recurring_fix_is_shown_whatever_the_words(
 
 def test_a_different_snippet_with_an_assignment_is_another_target() -> None:
     session = _session(
-        ToolCall("1", "Bash", command="python3 -c \"import importlib; m = importlib.import_module('sitecustomize')\"",
-                 ok=False, error="failed in sandbox: Argument expected for the -c option"),  # fmt: skip
+        ToolCall(
+            "1",
+            "Bash",
+            command="python3 -c \"import importlib; m = importlib.import_module('sitecustomize')\"",
+            ok=False,
+            error="failed in sandbox: Argument expected for the -c option",
+        ),  # fmt: skip
         ToolCall("2", "Bash", command="python3 - <<'PY'\nprint('hi')\nPY", ok=True),
     )
     assert "solution" not in _failures(session)[0]

@@ -726,6 +726,51 @@ def _offline_run(failed: ToolCall, later: list[ToolCall]) -> ToolCall | None:
     return None
 
 
+# What the agent's sandbox refuses: writes outside the workspace (`.git` included) and the network.
+_SANDBOX_REFUSAL = re.compile(r"Operation not permitted|\bEPERM\b|Read-only file system|failed in sandbox", re.I)
+_QUOTED_STDERR = re.compile(r'stderr: (?:StreamOutput \{ text: ")?(?P<text>[^"\n]+?)(?:\\n|", |, truncated|\n|$)')
+
+
+def _escalated_run(failed: ToolCall, output: str, noise: str | None, later: list[ToolCall]) -> ToolCall | None:
+    """The same command run again outside the agent's sandbox, when that run worked and the failure was
+    the sandbox's doing (a refused write, no network), or None: a test that failed on its own merits and
+    passed when escalated is not taken for a sandbox lesson."""
+    if failed.escalated or not failed.command:
+        return None
+    if not (_SANDBOX_REFUSAL.search(output) or network_line(output) or (noise and "sandbox" in noise)):
+        return None
+    for call in later[:10]:
+        if call.escalated and _unpiped(call.command) == _unpiped(failed.command):
+            return call if _passed(call) else None
+    return None
+
+
+def _sandbox_gotcha(
+    session: Session, failed: ToolCall, output: str, outside: ToolCall, issue: str, ctx: _Context
+) -> Learning:
+    """`git fetch` fails in the sandbox and works outside it: a fact about the setup, kept the first time,
+    with the parameter the agent passes to ask for that up front."""
+    unreachable = network_line(output)
+    # Codex quotes the command's own stderr inside its denial (`stderr: StreamOutput { text: "fatal: ..."`).
+    quoted = _QUOTED_STDERR.search(output)
+    refused = (
+        quoted.group("text")
+        if quoted
+        else next((line for line in output.splitlines() if _SANDBOX_REFUSAL.search(line)), "")
+    )
+    error = unreachable or refused or pick_error(output) or ctx.first_line(output, ERROR_CHARS)
+    blocked = "has no network" if unreachable else "keeps .git read-only" if ".git" in error else "refused it"
+    fact = {
+        "issue": issue,
+        "error": ctx.clean(error, ERROR_CHARS),
+        "solution": ctx.clean(f"the agent's sandbox {blocked}: run it outside the sandbox ({outside.escalated})",
+                              ERROR_CHARS),
+    }  # fmt: skip
+    fact.update(_provenance(session, failed.timestamp))
+    return Learning("failure", "learned_from_failures", fact, f"{issue} {fact['error']}", [],
+                    main_program(failed.command), gotcha=True)  # fmt: skip
+
+
 def _lookup_miss(call: ToolCall, error: str) -> bool:
     """A read-only look-up that found nothing: the agent guessing a path, not a project lesson. A compound
     of look-ups and helpers (`sleep 60 && ls -t out/ | head && tail log.txt`) is one too."""
@@ -764,6 +809,10 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             scrubbed = redact(_unescape(output))
             issue = ctx.clean(_describe_call(call, ctx), ISSUE_CHARS)
             noise = harness_noise(scrubbed)
+            outside = _escalated_run(call, scrubbed, noise, calls[position + 1 :])
+            if outside is not None:  # the sandbox was in the way, and the same command worked outside it
+                extraction.learnings.append(_sandbox_gotcha(session, call, scrubbed, outside, issue, ctx))
+                continue
             moved = _found_elsewhere(call, calls[position + 1 :], ctx) if noise and "wrong path" in noise else None
             if noise and moved is None:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))

@@ -56,7 +56,10 @@ class LearnReport:
 
 FAILURES = "learned_from_failures"
 FILES = "core_files"
-_VENDORED = re.compile(r"(?:^|/)(?:site-packages|dist-packages|node_modules|\.?venv|vendor|\.cargo|go/pkg)/|^/usr/")
+# Paths that say nothing of what a lesson is about: a library's own files, and git's (`.git/refs/heads/x.lock`).
+_VENDORED = re.compile(
+    r"(?:^|/)(?:site-packages|dist-packages|node_modules|\.?venv|vendor|\.cargo|go/pkg|\.git)/|^/usr/"
+)
 _PATH_IN_ERROR = re.compile(r"(?<![\w/.])(?:[\w.@-]+/)+[\w.@-]+\.\w{1,6}\b")
 
 
@@ -81,7 +84,7 @@ def _route(learning: Learning, rules: dict[str, Rules], primary: str) -> str:
         *learning.fix_files, *learning.files,
         *(m.group(0) for m in _PATH_IN_ERROR.finditer(str(learning.raw.get("error", "")))),
     ]  # fmt: skip
-    named = [p for p in named if not _VENDORED.search(p)]  # a library's own frames say nothing of the project
+    named = [p for p in named if not _VENDORED.search(p)]  # a library's frames, git's own files
     by_place = classify("", named, rules).domain if named else "general"
     if by_place != "general":
         return by_place

@@ -72,6 +72,7 @@ _TRANSIENT = re.compile(
     r"Recv failure: Connection was reset|Connection reset by peer|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|"
     r"\bnpm (?:error|ERR!) code (?:EAI_AGAIN|ENOTFOUND|ECONNRESET|ETIMEDOUT)\b|"
     r"Failed to connect to (?!localhost|127\.0\.0\.1|\[?::1)[\w.-]+ port \d+|"
+    r"\berror connecting to (?!localhost|127\.0\.0\.1)[\w-]+(?:\.[\w-]+)+|"
     r"unable to access '[^']+': (?:Operation timed out|Connection timed out|SSL_ERROR_SYSCALL)"
 )
 # A run that needs no network: how a session gets on with its work on a machine that has none. A failed
@@ -79,6 +80,13 @@ _TRANSIENT = re.compile(
 OFFLINE_RUN = re.compile(
     r"(?:^|\s)(?:--offline|--no-index|--prefer-offline|--no-network|--network[= ]none)(?=[\s`'\"]|$)|"
     r"\b(?:GOPROXY=off|GOFLAGS=-mod=vendor|PIP_NO_INDEX=\S+|[A-Z_]*_OFFLINE=1)\b"
+)
+# A solution that runs the command outside the agent's sandbox: then a refused write or no network was the
+# sandbox's, a fact about the setup the next session can act on, not noise.
+OUTSIDE_SANDBOX = re.compile(
+    r"outside (?:the|its|your) sandbox|require_escalated|with_escalated_permissions|dangerouslyDisableSandbox|"
+    r"escalated permissions",
+    re.I,
 )
 # A model provider's rate limit, quota or overload: wait and retry, nothing about the project. Spelled as
 # the providers and their clients print it, so a project's own rate limiter or a `line 429` is not one.
@@ -224,9 +232,12 @@ def rejection_reason(kind: str, raw: dict[str, Any]) -> str | None:
     """Why ``raw`` should not be stored, or None when it may be."""
     if kind == "failure":
         error = str(raw.get("error") or "").strip()
-        offline = bool(OFFLINE_RUN.search(str(raw.get("solution") or "")))  # no network here: worked around
-        noise = harness_noise(f"{error}\n{raw.get('issue') or ''}") or command_typo(error)
-        noise = noise or (None if offline else network_failure(error))
+        solution = str(raw.get("solution") or "")
+        # Worked around: no network here (`--offline`), or the sandbox refused it and it worked outside.
+        sandboxed = bool(OUTSIDE_SANDBOX.search(solution))
+        offline = sandboxed or bool(OFFLINE_RUN.search(solution))
+        noise = None if sandboxed else harness_noise(f"{error}\n{raw.get('issue') or ''}")
+        noise = noise or command_typo(error) or (None if offline else network_failure(error))
         if noise:
             return noise
         if says_nothing(error):

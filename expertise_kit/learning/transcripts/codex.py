@@ -56,6 +56,13 @@ def _shell_command(arguments: dict[str, Any]) -> str:
     return command if isinstance(command, str) else ""
 
 
+def _escalation(arguments: dict[str, Any]) -> str:
+    """How a shell call asked to run outside the sandbox, as Codex spells it, or "" when it did not."""
+    if arguments.get("sandbox_permissions") == "require_escalated":
+        return 'sandbox_permissions: "require_escalated"'
+    return "with_escalated_permissions: true" if arguments.get("with_escalated_permissions") is True else ""
+
+
 def _arguments(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
@@ -174,6 +181,7 @@ class _Codex:
             elif name in _SHELLS:
                 call.name = "Bash"
                 set_command(call, _shell_command(arguments))
+                call.escalated = _escalation(arguments)
             self.calls[call_id] = call
             self.session.calls.append(call)
             self.last_kind = "call"

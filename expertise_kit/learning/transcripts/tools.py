@@ -39,6 +39,8 @@ def tool_call(call_id: str, name: str, params: Any, thread: str, timestamp: str)
         call.paths = (params[_READING[name]],)
     elif name == "Bash" and isinstance(params.get("command"), str):
         set_command(call, params["command"])
+        if params.get("dangerouslyDisableSandbox") is True:  # Claude Code's Bash, run outside its sandbox
+            call.escalated = "dangerouslyDisableSandbox: true"
     elif name == "apply_patch":
         patch = params.get("input") or params.get("patch") or ""
         if isinstance(patch, str):
