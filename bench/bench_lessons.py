@@ -126,6 +126,20 @@ def session_key(path: Path) -> str:
     return next((safe_session_id(s.id) for s in iter_sessions([path], "auto", []) if s.id), path.stem)
 
 
+# A series' blind verdicts and its stand-in recordings sit beside its lesson file.
+_NOT_A_SERIES = re.compile(r"\.(?:verdicts|reflect(?:-\d+)?)\.json$")
+
+
+def series_files() -> list[Path]:
+    """The lesson files: one a series."""
+    return sorted(p for p in LESSONS.glob("*.json") if not _NOT_A_SERIES.search(p.name))
+
+
+def recordings() -> list[Path]:
+    """Every stand-in recording: ``<series>.reflect.json``, ``<series>.reflect-N.json``."""
+    return sorted(p for p in LESSONS.glob("*.json") if re.search(r"\.reflect(?:-\d+)?\.json$", p.name))
+
+
 def stand_in_lessons(name: str, recording: str = "reflect") -> dict[str, list[dict[str, Any]]]:
     """``bench/lessons/<series>.reflect.json`` (``reflect-2``, ``reflect-3``: later recordings of the asks): by
     session (its place in the series), the lessons a model standing in for the agent wrote when asked to
@@ -214,9 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"real transcripts not found at {TRANSCRIPTS} (../shared)", file=sys.stderr)
         return 1
     rows: list[SeriesFigures] = []
-    for spec_path in sorted(LESSONS.glob("*.json")):
-        if spec_path.name.endswith((".verdicts.json", ".reflect.json", ".reflect-2.json")):
-            continue
+    for spec_path in series_files():
         spec = json.loads(spec_path.read_text(encoding="utf-8"))
         if args.series and args.series not in spec["series"]:
             continue

@@ -10,11 +10,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from bench_lessons import LESSONS, bullets, expresses, fix_key  # noqa: E402
+from bench_lessons import LESSONS, bullets, expresses, fix_key, recordings, series_files  # noqa: E402
 
-FILES = sorted(
-    p for p in LESSONS.glob("*.json") if not p.name.endswith((".verdicts.json", ".reflect.json", ".reflect-2.json"))
-)
+FILES = series_files()
 
 
 def test_a_lesson_is_expressed_only_when_every_pattern_of_a_group_matches() -> None:
@@ -56,7 +54,13 @@ def test_the_lesson_files_hold_series_tuned_on_and_held_out() -> None:
     assert held.count(True) >= 4 and held.count(False) >= 4
 
 
-REFLECTED = sorted([*LESSONS.glob("*.reflect.json"), *LESSONS.glob("*.reflect-2.json")])
+REFLECTED = recordings()
+
+
+def test_every_file_beside_the_lesson_files_is_a_series_its_verdicts_or_a_recording() -> None:
+    kinds = {p.name.split(".", 1)[1] for p in LESSONS.glob("*.json")}
+    assert kinds == {"json", "verdicts.json", "reflect.json", "reflect-2.json", "reflect-3.json"}
+    assert {p.name.split(".", 1)[1] for p in REFLECTED} == {"reflect.json", "reflect-2.json", "reflect-3.json"}
 
 
 @pytest.mark.parametrize("path", REFLECTED, ids=[p.name.removesuffix(".json") for p in REFLECTED])
