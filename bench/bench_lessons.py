@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 import uuid
 from dataclasses import dataclass, field
@@ -126,6 +127,36 @@ def session_key(path: Path) -> str:
     return next((safe_session_id(s.id) for s in iter_sessions([path], "auto", []) if s.id), path.stem)
 
 
+def session_end(path: Path) -> str:
+    """When the session's last record was written (ISO 8601), or "" when it names no time."""
+    from expertise_kit.learning.transcripts import iter_sessions
+
+    return max((s.ended or s.started for s in iter_sessions([path], "auto", [])), default="")
+
+
+# `expertise add` with expertise_kit's one clock set to a given moment (the first argument).
+_ADD_AT = (
+    "import sys; from datetime import datetime; import expertise_kit.clock as clock; "
+    "at = datetime.fromisoformat(sys.argv.pop(1).replace('Z', '+00:00')).replace(microsecond=0); "
+    "clock.now = lambda: at; from expertise_kit.cli import main; main()"
+)
+
+
+def add_at(replay: Replay, when: str, *args: str) -> None:
+    """The agent writes its lessons as its session ends: stamped with the bench's own clock instead, they
+    would all be newer than anything parsed from the series, and which of them share a second (which
+    the load on the machine decides) would order them at session start."""
+    if not when:
+        replay._cli("add", *args)
+        return
+    done = subprocess.run(
+        [sys.executable, "-c", _ADD_AT, when, "add", *args], cwd=replay.root, env=replay.env,
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"expertise add {' '.join(args)}: {done.stderr.strip()}")
+
+
 # A series' blind verdicts and its stand-in recordings sit beside its lesson file.
 _NOT_A_SERIES = re.compile(r"\.(?:verdicts|reflect(?:-\d+)?)\.json$")
 
@@ -157,11 +188,10 @@ def run_series(
     try:
         for n, path in enumerate(transcripts_of(spec)):
             replay._cli("learn", str(path))
-            key = session_key(path) if written.get(str(n)) else ""
-            for lesson in written.get(str(n), []):  # as the agent would, asked in that session
+            key, when = (session_key(path), session_end(path)) if written.get(str(n)) else ("", "")
+            for lesson in written.get(str(n), []):  # as the agent would, asked in that session, as it ends
                 extra = [f"--{k}={lesson[k]}" for k in ("error", "solution") if lesson.get(k)]
-                text = [lesson["domain"], lesson["section"], lesson["text"], *extra, f"--session={key}"]
-                replay._cli("add", *text)
+                add_at(replay, when, lesson["domain"], lesson["section"], lesson["text"], *extra, f"--session={key}")
         records = [record for _, record in replay.entries()]
         figures.entries = len(records)
         figures.paths = sum(1 for r in records if r.get("section") == "core_files")

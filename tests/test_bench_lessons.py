@@ -84,3 +84,20 @@ def test_the_stand_in_writes_under_the_sessions_own_id(tmp_path: Path) -> None:
 
     transcript = shop_session("5e55104e-1d2c-4b1a-9f00-00000000abcd").write(tmp_path / "other-name.jsonl")
     assert session_key(transcript) == "5e55104e-1d2c-4b1a-9f00-00000000abcd"
+
+
+def test_the_stand_ins_lessons_are_stamped_with_their_sessions_end(tmp_path: Path) -> None:
+    from bench_lessons import add_at, session_end
+    from bench_quality import Replay
+    from builders import shop_session
+
+    transcript = shop_session().write(tmp_path / "s.jsonl")
+    when = session_end(transcript)
+    assert when.startswith("20")
+    replay = Replay("claude-code")
+    try:
+        add_at(replay, when, "general", "patterns", "Prices are rounded in shop/pricing.py", "--session=s-1")
+        [entry] = json.loads(replay._cli("show", "general", "--json"))["entries"]
+    finally:
+        replay.close()
+    assert entry["last_seen"] == entry["first_seen"] == when[:19] + "Z"  # not the bench's own clock
