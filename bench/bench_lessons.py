@@ -157,18 +157,20 @@ def add_at(replay: Replay, when: str, *args: str) -> None:
         raise RuntimeError(f"expertise add {' '.join(args)}: {done.stderr.strip()}")
 
 
-# A series' blind verdicts and its stand-in recordings sit beside its lesson file.
-_NOT_A_SERIES = re.compile(r"\.(?:verdicts|reflect(?:-\d+)?)\.json$")
+# Beside each series' lesson file: its blind verdicts and its stand-in recordings.
+_RECORDING = re.compile(r"\.reflect(?:-\d+)?\.json$")
 
 
 def series_files() -> list[Path]:
     """The lesson files: one a series."""
-    return sorted(p for p in LESSONS.glob("*.json") if not _NOT_A_SERIES.search(p.name))
+    return sorted(
+        p for p in LESSONS.glob("*.json") if not (p.name.endswith(".verdicts.json") or _RECORDING.search(p.name))
+    )
 
 
 def recordings() -> list[Path]:
     """Every stand-in recording: ``<series>.reflect.json``, ``<series>.reflect-N.json``."""
-    return sorted(p for p in LESSONS.glob("*.json") if re.search(r"\.reflect(?:-\d+)?\.json$", p.name))
+    return sorted(p for p in LESSONS.glob("*.json") if _RECORDING.search(p.name))
 
 
 def stand_in_lessons(name: str, recording: str = "reflect") -> dict[str, list[dict[str, Any]]]:
@@ -254,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         "for the variance",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat counts recordings from 1")
     if not TRANSCRIPTS.is_dir():
         print(f"real transcripts not found at {TRANSCRIPTS} (../shared)", file=sys.stderr)
         return 1
@@ -267,6 +271,12 @@ def main(argv: list[str] | None = None) -> int:
         verdict_path = spec_path.with_name(spec_path.stem + ".verdicts.json")
         verdicts = json.loads(verdict_path.read_text(encoding="utf-8")) if verdict_path.exists() else {}
         recording = f"reflect-{args.repeat}" if args.repeat > 1 else "reflect"
+        if (
+            args.reflect
+            and not spec["series"].startswith("aider-")
+            and not (LESSONS / f"{spec['series']}.{recording}.json").is_file()
+        ):
+            print(f"{spec['series']}: no {recording} recording, parser only", file=sys.stderr)
         figures = run_series(spec, verdicts, reflect=args.reflect, recording=recording)
         rows.append(figures)
         if args.fixes:

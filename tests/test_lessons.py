@@ -492,18 +492,88 @@ def test_a_command_the_sandbox_refused_that_worked_outside_it_is_a_gotcha_with_t
 
 
 @pytest.mark.parametrize(
-    "later",
+    "first, later",
     [
-        [({"command": ["git", "fetch"]}, _WORKED)],  # the same command worked in the sandbox: a passing outage
-        [({"command": ["git", "fetch"], "with_escalated_permissions": True}, _NO_DNS)],  # no better outside it
-        [({"command": ["git", "fetch", "origin"], "with_escalated_permissions": True}, _WORKED)],  # another command
+        # the same command worked in the sandbox: a passing outage
+        ({}, [({"command": ["git", "fetch"]}, _WORKED)]),
+        # no better outside it
+        ({}, [({"command": ["git", "fetch"], "with_escalated_permissions": True}, _NO_DNS)]),
+        # another command
+        ({}, [({"command": ["git", "fetch", "origin"], "with_escalated_permissions": True}, _WORKED)]),
+        # it was outside the sandbox already: the sandbox is not what stopped it
+        ({"with_escalated_permissions": True}, [({"command": ["git", "fetch"], "with_escalated_permissions": True},
+                                                 _WORKED)]),  # fmt: skip
+        # a flag that only looks like one
+        ({}, [({"command": ["git", "fetch"], "with_escalated_permissions": "true"}, _WORKED)]),
     ],
 )
 def test_a_sandbox_refusal_is_no_lesson_unless_the_same_command_worked_outside_the_sandbox(
-    tmp_path: Path, later: list[tuple[dict[str, Any], str]]
+    tmp_path: Path, first: dict[str, Any], later: list[tuple[dict[str, Any], str]]
 ) -> None:
-    [session] = read_sessions(_codex_rollout(tmp_path / "r.jsonl", ({"command": ["git", "fetch"]}, _NO_DNS), *later))
+    rollout = _codex_rollout(tmp_path / "r.jsonl", ({"command": ["git", "fetch"], **first}, _NO_DNS), *later)
+    [session] = read_sessions(rollout)
     assert not any("sandbox" in str(f.get("solution")) for f in _failures(session))
+
+
+@pytest.mark.parametrize(
+    "output, error, blocked",
+    [
+        # Codex's older denial quotes stderr after `stderr: `
+        ("failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, exit code: 1, stdout: , "
+         "stderr: bash: cannot create temp file for here document: Operation not permitted",
+         "bash: cannot create temp file for here document: Operation not permitted", "refused it"),
+        # a line that only names stderr is not the refusal
+        ("FAILED tests/test_io.py\nstderr: b''\nE   PermissionError: [Errno 1] Operation not permitted: '/home/u/c'",
+         "E PermissionError: [Errno 1] Operation not permitted: '~/c'", "refused it"),  # the home dir made portable
+        # `~/.gitconfig` and `.github/` are not the git dir
+        ("error: could not lock config file /home/u/.gitconfig: Operation not permitted",
+         "error: could not lock config file ~/.gitconfig: Operation not permitted", "refused it"),
+        (f"fatal: Unable to create '{CWD}/.git/index.lock': Operation not permitted",
+         "fatal: Unable to create '.git/index.lock': Operation not permitted", "keeps .git read-only"),
+    ],
+)
+def test_the_stored_error_is_the_line_that_says_what_the_sandbox_refused(
+    tmp_path: Path, output: str, error: str, blocked: str
+) -> None:
+    command = ["bash", "-lc", "scripts/setup.sh"]
+    rollout = _codex_rollout(
+        tmp_path / "r.jsonl",
+        ({"command": command}, json.dumps({"output": output, "metadata": {"exit_code": 1}})),
+        ({"command": command, "sandbox_permissions": "require_escalated"}, _WORKED),
+    )
+    [session] = read_sessions(rollout)
+    [failure] = _failures(session)
+    assert failure["error"] == error
+    assert failure["solution"].startswith(f"the agent's sandbox {blocked}: ")
+
+
+def test_a_sandbox_lesson_goes_to_general_whatever_path_it_was_refused(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    refused = f"Error: EPERM: operation not permitted, open '{CWD}/src/components/LoginPage.tsx'"
+    command = ["bash", "-lc", "npx prettier --write src/components/LoginPage.tsx"]
+    rollout = _codex_rollout(
+        tmp_path / "r.jsonl",
+        ({"command": command}, json.dumps({"output": refused, "metadata": {"exit_code": 2}})),
+        ({"command": command, "sandbox_permissions": "require_escalated"}, _WORKED),
+    )
+    _learn(run, rollout)
+    [entry] = [e for e in _entries(run, "general") if e["section"] == "learned_from_failures"]
+    assert "LoginPage.tsx" in entry["error"] and "outside the sandbox" in entry["solution"]
+    assert not [e for e in _entries(run, "frontend") if e["section"] == "learned_from_failures"]
+
+
+def test_a_path_inside_the_git_dir_does_not_route_a_lesson(project: Path, run: Cli, tmp_path: Path) -> None:
+    locked = f"fatal: Unable to create '{CWD}/.git/refs/heads/003-database-migration.lock': File exists."
+    s = ClaudeSession()
+    s.prompt("start the next feature branch")
+    s.bash("git checkout -b 003-database-migration", locked, exit_code=128)
+    s.bash(f"rm -f {CWD}/.git/refs/heads/003-database-migration.lock", "")
+    s.bash("git checkout -b 003-database-migration", "Switched to a new branch '003-database-migration'")
+    s.say("done")
+    data = _learn(run, s.write(tmp_path / "a.jsonl"))
+    [held] = data["held"]  # a fix seen in one session waits for another: where it would go is decided now
+    assert "003-database-migration.lock" in held["text"] and held["domain"] == "general"  # not `database`
 
 
 def test_a_test_that_failed_on_its_own_and_passed_outside_the_sandbox_is_not_a_sandbox_lesson(tmp_path: Path) -> None:
@@ -528,9 +598,10 @@ def test_claude_codes_bash_outside_its_sandbox_is_read_as_escalated(tmp_path: Pa
         exit_code=1,
     )
     s.tool("Bash", {"command": "npm install", "dangerouslyDisableSandbox": True}, "added 12 packages")
+    s.tool("Bash", {"command": "npm ls", "dangerouslyDisableSandbox": "true"}, "x@1.0.0")  # not a boolean: not read
     s.say("done")
     [session] = read_sessions(s.write(tmp_path / "a.jsonl"))
-    assert [c.escalated for c in session.calls] == ["", "dangerouslyDisableSandbox: true"]
+    assert [c.escalated for c in session.calls] == ["", "dangerouslyDisableSandbox: true", ""]
     [failure] = _failures(session)
     assert (
         failure["solution"]
@@ -546,6 +617,11 @@ def test_the_gate_keeps_a_sandbox_refusal_only_with_a_way_outside_the_sandbox() 
     outside = {**refused, "solution": "run it with escalated permissions"}
     assert rejection_reason("failure", outside) is None
     assert rejection_reason("failure", {**outside, "error": "exit 1"}) is not None  # still says nothing
+    # gh's "error connecting to github.com" is no network; another program's may be a wrong password.
+    assert network_failure("error connecting to api.github.com") is not None
+    assert network_failure("psql: error connecting to db.internal: password authentication failed") is None
+    # Only the sandbox's own refusals: the tool protocol is noise whatever the solution says.
+    assert rejection_reason("failure", {**outside, "error": "File has not been read yet. Read it first"}) is not None
 
 
 @pytest.mark.parametrize("passes_in_the_end", [False, True])
@@ -843,13 +919,8 @@ def test_the_task_domains_most_recurring_fix_is_shown_whatever_the_words(
 
 def test_a_different_snippet_with_an_assignment_is_another_target() -> None:
     session = _session(
-        ToolCall(
-            "1",
-            "Bash",
-            command="python3 -c \"import importlib; m = importlib.import_module('sitecustomize')\"",
-            ok=False,
-            error="failed in sandbox: Argument expected for the -c option",
-        ),  # fmt: skip
+        ToolCall("1", "Bash", command="python3 -c \"import importlib; m = importlib.import_module('sitecustomize')\"",
+                 ok=False, error="failed in sandbox: Argument expected for the -c option"),  # fmt: skip
         ToolCall("2", "Bash", command="python3 - <<'PY'\nprint('hi')\nPY", ok=True),
     )
     assert "solution" not in _failures(session)[0]

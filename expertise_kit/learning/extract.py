@@ -727,17 +727,29 @@ def _offline_run(failed: ToolCall, later: list[ToolCall]) -> ToolCall | None:
 
 
 # What the agent's sandbox refuses: writes outside the workspace (`.git` included) and the network.
-_SANDBOX_REFUSAL = re.compile(r"Operation not permitted|\bEPERM\b|Read-only file system|failed in sandbox", re.I)
-_QUOTED_STDERR = re.compile(r'stderr: (?:StreamOutput \{ text: ")?(?P<text>[^"\n]+?)(?:\\n|", |, truncated|\n|$)')
+_SANDBOX_REFUSAL = re.compile(r"Operation not permitted|\bEPERM\b|Read-only file system", re.I)
+# Codex quotes the command's own output inside its denial: `stderr: StreamOutput { text: "fatal: ..."`, or
+# in older versions `..., stderr: bash: cannot create ...`.
+_QUOTED = re.compile(r'.*(?:text: "|std(?:out|err): )')
+_IN_GIT_DIR = re.compile(r"(?:^|[\s'\"/])\.git/")
 
 
-def _escalated_run(failed: ToolCall, output: str, noise: str | None, later: list[ToolCall]) -> ToolCall | None:
+def _refusal(output: str) -> str:
+    """The line of ``output`` that says what the sandbox refused, out of any quoting of Codex's, or ""."""
+    for line in output.splitlines():
+        if _SANDBOX_REFUSAL.search(line):
+            quoted = _QUOTED.match(line)  # anchored: one pass, however long the line
+            said = line[quoted.end() if quoted else 0 :].split('"', 1)[0].split("\\n", 1)[0].strip()
+            if _SANDBOX_REFUSAL.search(said):
+                return said
+    return ""
+
+
+def _escalated_run(failed: ToolCall, output: str, later: list[ToolCall]) -> ToolCall | None:
     """The same command run again outside the agent's sandbox, when that run worked and the failure was
     the sandbox's doing (a refused write, no network), or None: a test that failed on its own merits and
     passed when escalated is not taken for a sandbox lesson."""
-    if failed.escalated or not failed.command:
-        return None
-    if not (_SANDBOX_REFUSAL.search(output) or network_line(output) or (noise and "sandbox" in noise)):
+    if failed.escalated or not failed.command or not (_refusal(output) or network_line(output)):
         return None
     for call in later[:10]:
         if call.escalated and _unpiped(call.command) == _unpiped(failed.command):
@@ -751,15 +763,8 @@ def _sandbox_gotcha(
     """`git fetch` fails in the sandbox and works outside it: a fact about the setup, kept the first time,
     with the parameter the agent passes to ask for that up front."""
     unreachable = network_line(output)
-    # Codex quotes the command's own stderr inside its denial (`stderr: StreamOutput { text: "fatal: ..."`).
-    quoted = _QUOTED_STDERR.search(output)
-    refused = (
-        quoted.group("text")
-        if quoted
-        else next((line for line in output.splitlines() if _SANDBOX_REFUSAL.search(line)), "")
-    )
-    error = unreachable or refused or pick_error(output) or ctx.first_line(output, ERROR_CHARS)
-    blocked = "has no network" if unreachable else "keeps .git read-only" if ".git" in error else "refused it"
+    error = unreachable or _refusal(output)
+    blocked = "has no network" if unreachable else "keeps .git read-only" if _IN_GIT_DIR.search(error) else "refused it"
     fact = {
         "issue": issue,
         "error": ctx.clean(error, ERROR_CHARS),
@@ -809,7 +814,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             scrubbed = redact(_unescape(output))
             issue = ctx.clean(_describe_call(call, ctx), ISSUE_CHARS)
             noise = harness_noise(scrubbed)
-            outside = _escalated_run(call, scrubbed, noise, calls[position + 1 :])
+            outside = _escalated_run(call, scrubbed, calls[position + 1 :])
             if outside is not None:  # the sandbox was in the way, and the same command worked outside it
                 extraction.learnings.append(_sandbox_gotcha(session, call, scrubbed, outside, issue, ctx))
                 continue

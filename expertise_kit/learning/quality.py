@@ -72,7 +72,7 @@ _TRANSIENT = re.compile(
     r"Recv failure: Connection was reset|Connection reset by peer|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|"
     r"\bnpm (?:error|ERR!) code (?:EAI_AGAIN|ENOTFOUND|ECONNRESET|ETIMEDOUT)\b|"
     r"Failed to connect to (?!localhost|127\.0\.0\.1|\[?::1)[\w.-]+ port \d+|"
-    r"\berror connecting to (?!localhost|127\.0\.0\.1)[\w-]+(?:\.[\w-]+)+|"
+    r"\berror connecting to (?:[\w-]+\.)*github\.com\b|"  # gh's words; another program's may be a bad password
     r"unable to access '[^']+': (?:Operation timed out|Connection timed out|SSL_ERROR_SYSCALL)"
 )
 # A run that needs no network: how a session gets on with its work on a machine that has none. A failed
@@ -236,7 +236,8 @@ def rejection_reason(kind: str, raw: dict[str, Any]) -> str | None:
         # Worked around: no network here (`--offline`), or the sandbox refused it and it worked outside.
         sandboxed = bool(OUTSIDE_SANDBOX.search(solution))
         offline = sandboxed or bool(OFFLINE_RUN.search(solution))
-        noise = None if sandboxed else harness_noise(f"{error}\n{raw.get('issue') or ''}")
+        noise = harness_noise(f"{error}\n{raw.get('issue') or ''}")
+        noise = None if sandboxed and noise and "sandbox" in noise else noise  # only the sandbox's own refusals
         noise = noise or command_typo(error) or (None if offline else network_failure(error))
         if noise:
             return noise
