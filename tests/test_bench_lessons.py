@@ -61,7 +61,15 @@ def test_every_file_beside_the_lesson_files_is_a_series_its_verdicts_or_a_record
     kinds = {p.name.split(".", 1)[1] for p in LESSONS.glob("*.json")}
     assert all(re.fullmatch(r"json|verdicts\.json|reflect(?:-\d+)?\.json", kind) for kind in kinds), kinds
     assert {p.name.split(".", 1)[1] for p in REFLECTED} >= {"reflect.json", "reflect-2.json"}
-    assert not set(FILES) & set(REFLECTED) and all(p.stem.count(".") == 0 for p in FILES)
+    assert all(p.stem.count(".") == 0 for p in FILES)
+
+
+def test_recordings_are_counted_from_one() -> None:
+    from bench_lessons import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["--reflect", "--repeat", "0"])
+    assert refused.value.code == 2
 
 
 @pytest.mark.parametrize("path", REFLECTED, ids=[p.name.removesuffix(".json") for p in REFLECTED])

@@ -528,6 +528,9 @@ def test_a_sandbox_refusal_is_no_lesson_unless_the_same_command_worked_outside_t
         # `~/.gitconfig` and `.github/` are not the git dir
         ("error: could not lock config file /home/u/.gitconfig: Operation not permitted",
          "error: could not lock config file ~/.gitconfig: Operation not permitted", "refused it"),
+        # a path the program itself quotes: the quote is no end of Codex's
+        ('mkdir: cannot create directory "/w/p/.cache": Operation not permitted',
+         'mkdir: cannot create directory "/w/p/.cache": Operation not permitted', "refused it"),
         (f"fatal: Unable to create '{CWD}/.git/index.lock': Operation not permitted",
          "fatal: Unable to create '.git/index.lock': Operation not permitted", "keeps .git read-only"),
     ],
@@ -561,6 +564,22 @@ def test_a_sandbox_lesson_goes_to_general_whatever_path_it_was_refused(
     [entry] = [e for e in _entries(run, "general") if e["section"] == "learned_from_failures"]
     assert "LoginPage.tsx" in entry["error"] and "outside the sandbox" in entry["solution"]
     assert not [e for e in _entries(run, "frontend") if e["section"] == "learned_from_failures"]
+
+
+def test_only_a_sandbox_lesson_goes_to_general_by_its_solution(project: Path, run: Cli, tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("the roles test fails")
+    s.bash("pytest tests/db/test_roles.py", "E   psycopg.errors.InsufficientPrivilege: permission denied for schema "
+           "billing", exit_code=1)  # fmt: skip
+    s.say("The app role lacks escalated permissions on schema billing: grant CREATE in the roles migration.")
+    s.tool("Edit", {"file_path": f"{CWD}/db/migrations/0003_roles.sql", "old_string": "-- roles",
+                    "new_string": "GRANT CREATE ON SCHEMA billing TO app;"}, "ok")  # fmt: skip
+    s.bash("pytest tests/db/test_roles.py", "1 passed")
+    s.say("done")
+    _learn(run, s.write(tmp_path / "a.jsonl"))
+    [entry] = [e for e in _entries(run, "database") if e["section"] == "learned_from_failures"]
+    assert "escalated permissions" in entry["solution"]  # the agent's words: no sandbox in them
+    assert not [e for e in _entries(run, "general") if e["section"] == "learned_from_failures"]
 
 
 def test_a_path_inside_the_git_dir_does_not_route_a_lesson(project: Path, run: Cli, tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ from expertise_kit.learning.transcripts.shell import program_of, programs_in
 
 __all__ = [
     "Learning", "Rejected", "Extraction", "extract", "pick_error", "program_kind", "ISSUE_CHARS", "ERROR_CHARS",
-    "TEXT_CHARS",
+    "TEXT_CHARS", "SANDBOX_SOLUTION",
 ]  # fmt: skip
 
 ISSUE_CHARS = 100  # a one-line summary: what was being done
@@ -727,6 +727,7 @@ def _offline_run(failed: ToolCall, later: list[ToolCall]) -> ToolCall | None:
 
 
 # What the agent's sandbox refuses: writes outside the workspace (`.git` included) and the network.
+SANDBOX_SOLUTION = "the agent's sandbox "  # how a sandbox lesson's solution starts: routing knows it by this
 _SANDBOX_REFUSAL = re.compile(r"Operation not permitted|\bEPERM\b|Read-only file system", re.I)
 # Codex quotes the command's own output inside its denial: `stderr: StreamOutput { text: "fatal: ..."`, or
 # in older versions `..., stderr: bash: cannot create ...`.
@@ -739,7 +740,11 @@ def _refusal(output: str) -> str:
     for line in output.splitlines():
         if _SANDBOX_REFUSAL.search(line):
             quoted = _QUOTED.match(line)  # anchored: one pass, however long the line
-            said = line[quoted.end() if quoted else 0 :].split('"', 1)[0].split("\\n", 1)[0].strip()
+            said = line[quoted.end() :] if quoted else line
+            # Codex's quote ends at the next `"` or literal `\n`; a quote inside the text, or a line that
+            # quotes its own path (`mkdir: cannot create directory "x": ...`), keeps the rest.
+            cut = said.split('"', 1)[0].split("\\n", 1)[0] if quoted else said
+            said = (cut if _SANDBOX_REFUSAL.search(cut) else said).strip()
             if _SANDBOX_REFUSAL.search(said):
                 return said
     return ""
@@ -768,7 +773,7 @@ def _sandbox_gotcha(
     fact = {
         "issue": issue,
         "error": ctx.clean(error, ERROR_CHARS),
-        "solution": ctx.clean(f"the agent's sandbox {blocked}: run it outside the sandbox ({outside.escalated})",
+        "solution": ctx.clean(f"{SANDBOX_SOLUTION}{blocked}: run it outside the sandbox ({outside.escalated})",
                               ERROR_CHARS),
     }  # fmt: skip
     fact.update(_provenance(session, failed.timestamp))

@@ -10,9 +10,9 @@ from typing import Any
 from expertise_kit.document.entries import is_learned, item_id, parse_item
 from expertise_kit.errors import UserError
 from expertise_kit.fast.classify import Rules, classify, rules_from
-from expertise_kit.learning.extract import Extraction, Learning, extract, program_kind
+from expertise_kit.learning.extract import SANDBOX_SOLUTION, Extraction, Learning, extract, program_kind
 from expertise_kit.learning.held import HeldFailures
-from expertise_kit.learning.quality import OUTSIDE_SANDBOX, rejection_reason
+from expertise_kit.learning.quality import rejection_reason
 from expertise_kit.learning.reflect import asked_candidates, lesson_words, one_lesson
 from expertise_kit.learning.transcripts import iter_sessions
 from expertise_kit.learning.transcripts.model import safe_session_id
@@ -78,7 +78,7 @@ def _route(learning: Learning, rules: dict[str, Rules], primary: str) -> str:
     if learning.kind in ("rule", "fact"):  # what it is about, in its own words and the paths it names
         named = [m.group(0) for m in _PATH_IN_ERROR.finditer(learning.text)]
         return classify(learning.text, named, rules).domain
-    if OUTSIDE_SANDBOX.search(str(learning.raw.get("solution") or "")):
+    if learning.gotcha and str(learning.raw.get("solution") or "").startswith(SANDBOX_SOLUTION):
         return "general" if "general" in rules else primary  # the agent's sandbox: the setup, whatever it refused
     # What the lesson is about: the files its fix changed and the paths in its error, before the program
     # that revealed it (a `pytest` failure fixed in the models is a database lesson).
