@@ -726,8 +726,8 @@ def _offline_run(failed: ToolCall, later: list[ToolCall]) -> ToolCall | None:
     return None
 
 
-# What the agent's sandbox refuses: writes outside the workspace (`.git` included) and the network.
 SANDBOX_SOLUTION = "the agent's sandbox "  # how a sandbox lesson's solution starts: routing knows it by this
+# What the agent's sandbox refuses: writes outside the workspace (`.git` included); and the network.
 _SANDBOX_REFUSAL = re.compile(r"Operation not permitted|\bEPERM\b|Read-only file system", re.I)
 # Codex quotes the command's own output inside its denial: `stderr: StreamOutput { text: "fatal: ..."`, or
 # in older versions `..., stderr: bash: cannot create ...`.
@@ -750,11 +750,11 @@ def _refusal(output: str) -> str:
     return ""
 
 
-def _escalated_run(failed: ToolCall, output: str, later: list[ToolCall]) -> ToolCall | None:
-    """The same command run again outside the agent's sandbox, when that run worked and the failure was
-    the sandbox's doing (a refused write, no network), or None: a test that failed on its own merits and
-    passed when escalated is not taken for a sandbox lesson."""
-    if failed.escalated or not failed.command or not (_refusal(output) or network_line(output)):
+def _escalated_run(failed: ToolCall, later: list[ToolCall]) -> ToolCall | None:
+    """The same command run again outside the agent's sandbox, when that run worked, or None. Whether the
+    sandbox was what stopped ``failed`` is for its output to say (a refused write, no network): a test
+    that failed on its own merits and passed when escalated is no sandbox lesson."""
+    if failed.escalated or not failed.command:
         return None
     for call in later[:10]:
         if call.escalated and _unpiped(call.command) == _unpiped(failed.command):
@@ -762,20 +762,10 @@ def _escalated_run(failed: ToolCall, output: str, later: list[ToolCall]) -> Tool
     return None
 
 
-def _sandbox_gotcha(
-    session: Session, failed: ToolCall, output: str, outside: ToolCall, issue: str, ctx: _Context
-) -> Learning:
-    """`git fetch` fails in the sandbox and works outside it: a fact about the setup, kept the first time,
-    with the parameter the agent passes to ask for that up front."""
-    unreachable = network_line(output)
-    error = unreachable or _refusal(output)
-    blocked = "has no network" if unreachable else "keeps .git read-only" if _IN_GIT_DIR.search(error) else "refused it"
-    fact = {
-        "issue": issue,
-        "error": ctx.clean(error, ERROR_CHARS),
-        "solution": ctx.clean(f"{SANDBOX_SOLUTION}{blocked}: run it outside the sandbox ({outside.escalated})",
-                              ERROR_CHARS),
-    }  # fmt: skip
+def _setup_fact(session: Session, failed: ToolCall, issue: str, error: str, solution: str, ctx: _Context) -> Learning:
+    """A failure that is a fact about the machine or the agent's setup, with the way around it the session
+    found (`--offline`, a run outside the sandbox): kept the first time."""
+    fact = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS), "solution": ctx.clean(solution, ERROR_CHARS)}
     fact.update(_provenance(session, failed.timestamp))
     return Learning("failure", "learned_from_failures", fact, f"{issue} {fact['error']}", [],
                     main_program(failed.command), gotcha=True)  # fmt: skip
@@ -819,25 +809,24 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             scrubbed = redact(_unescape(output))
             issue = ctx.clean(_describe_call(call, ctx), ISSUE_CHARS)
             noise = harness_noise(scrubbed)
-            outside = _escalated_run(call, scrubbed, calls[position + 1 :])
-            if outside is not None:  # the sandbox was in the way, and the same command worked outside it
-                extraction.learnings.append(_sandbox_gotcha(session, call, scrubbed, outside, issue, ctx))
+            unreachable = network_line(scrubbed) if call.command else None
+            outside = _escalated_run(call, calls[position + 1 :])
+            refused = (unreachable or _refusal(scrubbed)) if outside else ""
+            if outside and refused:  # the sandbox was in the way, and the same command worked outside it
+                blocked = "keeps .git read-only" if _IN_GIT_DIR.search(refused) else "refused it"
+                blocked = "has no network" if unreachable else blocked
+                way = f"{SANDBOX_SOLUTION}{blocked}: run it outside the sandbox ({outside.escalated})"
+                extraction.learnings.append(_setup_fact(session, call, issue, refused, way, ctx))
                 continue
             moved = _found_elsewhere(call, calls[position + 1 :], ctx) if noise and "wrong path" in noise else None
             if noise and moved is None:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue
             error = pick_error(scrubbed) or ctx.first_line(scrubbed, ERROR_CHARS)
-            unreachable = network_line(scrubbed) if call.command else None
             offline = _offline_run(call, calls[position + 1 :]) if unreachable else None
             if unreachable and offline is not None:  # no network here, and the session found the way around it
-                fact = {"issue": issue, "error": ctx.clean(unreachable, ERROR_CHARS)}
-                fact["solution"] = ctx.clean(_command_change(call.command, offline.command, ctx), ERROR_CHARS)
-                fact.update(_provenance(session, call.timestamp))
-                extraction.learnings.append(Learning(
-                    "failure", "learned_from_failures", fact, f"{issue} {fact['error']}", [],
-                    main_program(call.command), gotcha=True,
-                ))  # fmt: skip
+                change = _command_change(call.command, offline.command, ctx)
+                extraction.learnings.append(_setup_fact(session, call, issue, unreachable, change, ctx))
                 continue
             typo = command_typo(error) or network_failure(error)
             if typo:
