@@ -1052,10 +1052,12 @@ def rewrite_shared(
 
 
 def _parsed(git: GitLocation, text: str, path: Path, domain: str) -> dict[str, Any] | None:
-    """The plain data of a domain file's text: remembered, or parsed (and then remembered)."""
+    """The plain data of a domain file's text: remembered, read in plain Python where that is sure, or
+    parsed (and then remembered)."""
     from expertise_kit.document.domainfile import parse_domain_text
+    from expertise_kit.versioning.quickmerge import valid_plain
 
-    plain = remembered_plain(git, text, domain)
+    plain = remembered_plain(git, text, domain) or valid_plain(text, domain)
     if plain is not None:
         return plain
     try:
