@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -20,15 +22,22 @@ IDENTITY = {
 }
 
 
+def scratch_dir(prefix: str) -> Path:
+    """A new temp directory, removed when the bench exits."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return Path(path)
+
+
 def bench_env() -> dict[str, str]:
-    home = tempfile.mkdtemp(prefix="expertise-bench-home-")
+    home = str(scratch_dir("expertise-bench-home-"))
     # The installed hooks run `expertise-hook` from PATH: this interpreter's.
     path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", os.defpath)])
     return {**os.environ, **IDENTITY, "HOME": home, "PATH": path}
 
 
 def temp_repo(env: dict[str, str]) -> Path:
-    root = Path(tempfile.mkdtemp(prefix="expertise-bench-"))
+    root = scratch_dir("expertise-bench-")
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True, env=env)
     (root / "README.md").write_text("bench\n")
     subprocess.run(["git", "add", "README.md"], cwd=root, check=True, env=env)

@@ -26,12 +26,11 @@ import json
 import shlex
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import bench_env, expertise_argv, p50, python_startup, temp_repo, time_command  # noqa: E402
+from _common import bench_env, expertise_argv, p50, python_startup, scratch_dir, temp_repo, time_command  # noqa: E402
 
 from expertise_kit.agents.installer import hook_command  # noqa: E402
 from expertise_kit.document.cap import count_lines  # noqa: E402
@@ -85,7 +84,7 @@ def fill(root: Path, variant: str = "") -> None:
 def share_from_other_worktree(root: Path, env: dict[str, str]) -> None:
     """A second worktree fills every domain with its own lessons at the cap and publishes them to the
     shared layer, as its revisions would."""
-    other = Path(tempfile.mkdtemp(prefix="expertise-bench-other-")) / "worktree"
+    other = scratch_dir("expertise-bench-other-") / "worktree"
     subprocess.run(["git", "-C", str(root), "worktree", "add", "-q", str(other), "-b", "other"], env=env, check=True)
     fill(other, "_other")
     code = (

@@ -20,13 +20,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import bench_env, p50, python_startup, row, temp_repo, time_call, time_command  # noqa: E402
+from _common import bench_env, p50, python_startup, row, scratch_dir, temp_repo, time_call, time_command  # noqa: E402
 
 SECTIONS = ("patterns", "best_practices", "effective_patterns", "successful_techniques")
 
@@ -95,7 +94,7 @@ def driver_against_python(runs: int, entries: int, before: str | None, in_repo: 
         scratch = temp_repo(dict(os.environ))
         initialise(project_for_init(scratch))
     else:
-        scratch = Path(tempfile.mkdtemp(prefix="expertise-bench-merge-"))
+        scratch = scratch_dir("expertise-bench-merge-")
     paths = {name: scratch / name for name in ("O", "A", "B")}
     paths["O"].write_text(base)
     paths["B"].write_text(theirs)
@@ -124,7 +123,7 @@ def driver_against_python(runs: int, entries: int, before: str | None, in_repo: 
 
 def file_merge(runs: int) -> None:
     base, ours, theirs = _files_at_cap()
-    scratch = Path(tempfile.mkdtemp(prefix="expertise-bench-merge-"))
+    scratch = scratch_dir("expertise-bench-merge-")
     paths = {name: scratch / name for name in ("O", "A", "B", "A.git")}
     paths["O"].write_text(base)
     paths["B"].write_text(theirs)
@@ -184,7 +183,7 @@ def by_lines(runs: int) -> None:
     base, ours, theirs = _files_at_cap(100)
     path = Path(".expertise/database.yaml")
     data = [parse_domain_text(t, path, "database").loaded.plain for t in (base, ours, theirs)]
-    scratch = Path(tempfile.mkdtemp(prefix="expertise-bench-merge-"))
+    scratch = scratch_dir("expertise-bench-merge-")
     for name, text in (("O", base), ("B", theirs)):
         (scratch / name).write_text(text)
     git = ["git", "merge-file", str(scratch / "A"), str(scratch / "O"), str(scratch / "B")]

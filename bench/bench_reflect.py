@@ -28,7 +28,6 @@ import shlex
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import IDENTITY, bench_env, expertise_argv, p50, row, temp_repo  # noqa: E402
+from _common import IDENTITY, bench_env, expertise_argv, p50, row, scratch_dir, temp_repo  # noqa: E402
 from bench_lessons import LESSONS, TRANSCRIPTS, entry_text, expresses, stand_in_lessons, transcripts_of  # noqa: E402
 
 from expertise_kit import Expertise  # noqa: E402
@@ -220,7 +219,7 @@ def simulate(spec: dict[str, Any], root: Path) -> Iterator[Ask]:
     from expertise_kit.learning.reflect import reflect_stop
 
     kit = Expertise(root)
-    cut = Path(tempfile.mkdtemp(prefix="expertise-asks-"))
+    cut = scratch_dir("expertise-asks-")
     for n, path in enumerate(transcripts_of(spec)):
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
         for end in _turn_ends(path):

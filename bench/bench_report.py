@@ -26,11 +26,10 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import bench_env, expertise_argv, p50, temp_repo, time_command  # noqa: E402
+from _common import bench_env, expertise_argv, p50, scratch_dir, temp_repo, time_command  # noqa: E402
 
 DOMAINS = ("database", "api", "frontend", "testing", "security", "deployment", "general")
 START = 1_764_000_000  # 2025-11-24: a year of history ending in late 2026
@@ -167,7 +166,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=150)
     args = parser.parse_args()
     env = bench_env()
-    out = Path(tempfile.mkdtemp(prefix="expertise-report-")) / "report.html"
+    out = scratch_dir("expertise-report-") / "report.html"
     small = _store(args.revisions, args.lines, env)
     listed = subprocess.run(
         [*expertise_argv(), "-C", str(small), "history", "--json"], env=env, capture_output=True, text=True, check=True

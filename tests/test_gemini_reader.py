@@ -233,16 +233,16 @@ rows = st.lists(st.dictionaries(st.sampled_from(KEYS), values, max_size=8), max_
 )
 @given(records=rows, document=st.booleans(), cut=st.integers(0, 400))
 def test_any_records_read_without_raising(records: list[dict[str, Any]], document: bool, cut: int) -> None:
-    path = Path(tempfile.mkdtemp()) / "session-x.json"
-    if document:  # the legacy form, possibly cut short
-        text = json.dumps({"sessionId": "s", "projectHash": "p", "messages": records}, indent=2)
-        path.write_text(text[: max(len(text) - cut, 1)])
-    else:
-        path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    session = read_gemini(path)
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "session-x.json"
+        if document:  # the legacy form, possibly cut short
+            text = json.dumps({"sessionId": "s", "projectHash": "p", "messages": records}, indent=2)
+            path.write_text(text[: max(len(text) - cut, 1)])
+        else:
+            path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        session = read_gemini(path)
     assert session.format == "gemini" and session.id
     assert extract(session, "/p").failures_seen >= 0
-
 
 
 @pytest.mark.parametrize("kind", [[], {}, ["user"]])

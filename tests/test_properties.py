@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,24 +42,24 @@ learned_entry = st.fixed_dictionaries(
 )
 
 
-_STORE: list[Store] = []
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """One project for the module (module-scoped: hypothesis runs each example in the same test call)."""
+    project = project_for_init(tmp_path_factory.mktemp("prop"))
+    initialise(project)
+    return Store(project)
 
 
-def _fresh_store() -> Store:
-    """One project for the module; each example starts from a fresh database.yaml."""
-    if not _STORE:
-        project = project_for_init(Path(tempfile.mkdtemp(prefix="expertise-prop-")))
-        initialise(project)
-        _STORE.append(Store(project))
-    store = _STORE[0]
+def _fresh(store: Store) -> Store:
+    """``store`` with database.yaml started afresh, for one example."""
     (store.project.expertise_dir / "database.yaml").write_text(domain_template("database"))
     return store
 
 
 @settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(entry_text, min_size=1, max_size=4))
-def test_added_text_reads_back_exactly(texts: list[str]) -> None:
-    store = _fresh_store()
+def test_added_text_reads_back_exactly(store: Store, texts: list[str]) -> None:
+    store = _fresh(store)
     raws = [manual_item("patterns", text) for text in texts if "\t" not in text.strip()[:1]]
     result = store.add_items("database", [("patterns", raw) for raw in raws])
     read_back = store.load("database").model.items("patterns")
@@ -71,8 +71,8 @@ def test_added_text_reads_back_exactly(texts: list[str]) -> None:
 
 @settings(max_examples=EXAMPLES // 2, deadline=None)
 @given(entries=st.lists(learned_entry, min_size=1, max_size=4))
-def test_learned_entries_round_trip_with_provenance(entries: list[dict[str, Any]]) -> None:
-    store = _fresh_store()
+def test_learned_entries_round_trip_with_provenance(store: Store, entries: list[dict[str, Any]]) -> None:
+    store = _fresh(store)
     result = store.add_items("database", [("effective_patterns", entry) for entry in entries])
     first_by_id: dict[str, Any] = {}
     for entry in entries:

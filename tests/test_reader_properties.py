@@ -40,8 +40,8 @@ json_values = st.recursive(
 records = st.lists(st.dictionaries(st.sampled_from(KEYS), json_values, max_size=8), max_size=12)
 
 
-def _write(rows: list[dict[str, Any]], garbage: bool) -> Path:
-    path = Path(tempfile.mkdtemp()) / "t.jsonl"
+def _write(rows: list[dict[str, Any]], garbage: bool, directory: str) -> Path:
+    path = Path(directory) / "t.jsonl"
     lines = [json.dumps(row) for row in rows]
     if garbage:
         lines.insert(len(lines) // 2, "{not json")
@@ -56,13 +56,14 @@ def _write(rows: list[dict[str, Any]], garbage: bool) -> Path:
 )
 @given(rows=records, garbage=st.booleans())
 def test_readers_and_extraction_never_raise(rows: list[dict[str, Any]], garbage: bool) -> None:
-    path = _write(rows, garbage)
-    for reader in (read_claude, read_codex, read_generic):
-        session = reader(path)
-        result = extract(session, "/p")
-        assert result.failures_seen >= 0
-        for learning in result.learnings:
-            assert all(len(str(v)) <= 10_000 for v in learning.raw.values())
+    with tempfile.TemporaryDirectory() as directory:
+        path = _write(rows, garbage, directory)
+        for reader in (read_claude, read_codex, read_generic):
+            session = reader(path)
+            result = extract(session, "/p")
+            assert result.failures_seen >= 0
+            for learning in result.learnings:
+                assert all(len(str(v)) <= 10_000 for v in learning.raw.values())
 
 
 # -- shell commands: the programs a command line runs ------------------------------------------------
@@ -86,8 +87,11 @@ def test_any_text_reads_as_programs_without_raising(command: str) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.tuples(st.sampled_from(["grep", "tree", "node", "rspec", "tar"]),
-                       st.lists(_QUOTED | _WORD, max_size=3)), min_size=1, max_size=4),  # fmt: skip
+    st.lists(
+        st.tuples(st.sampled_from(["grep", "tree", "node", "rspec", "tar"]), st.lists(_QUOTED | _WORD, max_size=3)),
+        min_size=1,
+        max_size=4,
+    ),  # fmt: skip
     st.lists(st.sampled_from([" && ", " || ", "; ", " | ", "\n", " 2>&1 | "]), min_size=3, max_size=3),
 )
 def test_quoted_separators_and_redirects_split_no_command(
