@@ -473,6 +473,23 @@ def test_commit_holds_only_the_exported_files(project: Path, run: Cli) -> None:
     assert "nothing to commit" in result.stdout
 
 
+def test_commit_waits_out_another_gits_index_lock(project: Path, run: Cli) -> None:
+    import threading
+
+    from expertise_kit.project import find_project
+    from expertise_kit.versioning.commit import commit_exported
+
+    _seed(project)
+    run("export", "--to", "agents-md", "--commit")
+    (project / "AGENTS.md").write_text("# changed by the export\n")
+    lock = project / ".git" / "index.lock"
+    lock.write_text("")
+    threading.Timer(0.3, lock.unlink).start()  # another git, done a moment later
+    outcome = commit_exported(find_project(project), ["AGENTS.md"], "expertise: export to AGENTS.md", {})
+    assert outcome.sha == git(project, "rev-parse", "HEAD").strip()
+    assert git(project, "show", "--name-only", "--format=", "HEAD").split() == ["AGENTS.md"]
+
+
 def test_commit_records_a_removed_rule(project: Path, run: Cli) -> None:
     _seed(project)
     run("export", "--to", "cursor-rules", "--commit")

@@ -268,19 +268,25 @@ def _commit(project: Project, revision: Revision, pending: list[Revision]) -> st
         if identity is None:
             raise GitError(["commit"], 1, "", "git has no user identity (user.name and user.email)")
         args.append(f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>")
-    args += ["-m", _message(revision, pending), "--", *pathspecs]
+    args += ["-m", _message(revision, pending)]
+    return _commit_only(project.git, toplevel, args, pathspecs)
+
+
+def _commit_only(git: GitLocation, toplevel: Path, args: list[str], pathspecs: list[str]) -> str:
+    """``git commit --only`` of ``pathspecs``, retried while another git holds index.lock: the new commit's
+    sha, or "" when there was nothing to commit. Paths git doesn't know yet are staged first, since
+    ``--only`` takes only known paths."""
     for attempt in range(_INDEX_LOCK_RETRIES + 1):
-        result = run_git(toplevel, args, check=False)
+        result = run_git(toplevel, [*args, "--", *pathspecs], check=False)
         if result.status == 0:
             # A commit always leaves a loose ref behind; reading it saves a second git process.
-            return head_sha(project.git) or str(run_git(toplevel, ["rev-parse", "HEAD"]).stdout.strip())
+            return head_sha(git) or str(run_git(toplevel, ["rev-parse", "HEAD"]).stdout.strip())
         error = result.stderr + result.stdout
         if "did not match any file(s) known to git" in error:
-            # New files: stage exactly our paths, then the partial commit takes them.
             run_git(toplevel, ["add", "--", *pathspecs])
             continue
         if "index.lock" in error and attempt < _INDEX_LOCK_RETRIES:
-            wait_for_index_lock(project.git, 2.0)
+            wait_for_index_lock(git, 2.0)
             time.sleep(random.uniform(0.005, 0.02) * (attempt + 1))  # jitter: out of step with it
             continue
         if "nothing to commit" in error or "no changes added to commit" in error:
@@ -389,16 +395,5 @@ def commit_exported(project: Project, paths: list[str], subject: str, trailers: 
     message = _one_line(subject) + "\n\n"
     message += "".join(f"{TRAILER_PREFIX}{key}: {trailer_value(value)}\n" for key, value in trailers.items())
     args = ["commit", "--only", "--no-verify", "--no-edit", "--quiet", "--cleanup=verbatim"]
-    args += [f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>", "-m", message, "--", *present]
-    for attempt in range(_INDEX_LOCK_RETRIES + 1):
-        result = run_git(toplevel, args, check=False)
-        if result.status == 0:
-            return CommitOutcome(
-                sha=head_sha(project.git) or str(run_git(toplevel, ["rev-parse", "HEAD"]).stdout.strip())
-            )
-        if "index.lock" in result.stderr + result.stdout and attempt < _INDEX_LOCK_RETRIES:
-            wait_for_index_lock(project.git, 2.0)
-            time.sleep(random.uniform(0.005, 0.02) * (attempt + 1))  # jitter: out of step with it
-            continue
-        raise GitError(["commit", "--only", "--", *present], result.status, result.stdout, result.stderr)
-    raise GitError(["commit"], 1, "", "gave up after repeated index.lock contention")
+    args += [f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>", "-m", message]
+    return CommitOutcome(sha=_commit_only(project.git, toplevel, args, present) or None)
