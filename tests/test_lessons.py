@@ -776,15 +776,25 @@ _AIDER = """\
 > litellm.RateLimitError: geminiException - {"error": {"code": 429, "message": "You exceeded your current quota"}}
 > Retrying in 0.2 seconds...
 > litellm.RateLimitError: geminiException - {"error": {"code": 429, "message": "You exceeded your current quota"}}
+
+# aider chat started at 2026-02-27 18:20:00
+
+> Model: openai/deepseek with diff edit format
+
+#### hello, which model are you?
+> litellm.InternalServerError: InternalServerError: OpenAIException - Connection error.
+> The API provider's servers are down or overloaded.
+> Retrying in 0.2 seconds...
 """
 
 
 def test_aider_model_errors_are_read_and_rate_limits_teach_nothing(project: Path, run: Cli, tmp_path: Path) -> None:
     history = tmp_path / ".aider.chat.history.md"
     history.write_text(_AIDER)
-    first, second = read_sessions(history)
+    first, second, third = read_sessions(history)
     assert [(c.command, c.ok) for c in first.calls] == [("aider --model qwen/qwen3-coder", False)]
     assert len(second.calls) == 1 and "RateLimitError" in second.calls[0].error
+    assert len(third.calls) == 1 and "Connection error." in third.calls[0].error
     data = _learn(run, history)
     assert data["held"] == []
     general = _entries(run, "general")
@@ -792,6 +802,7 @@ def test_aider_model_errors_are_read_and_rate_limits_teach_nothing(project: Path
     assert failure["issue"] == "`aider --model qwen/qwen3-coder`" and "LLM Provider NOT provided" in failure["error"]
     rejected = [r for d in data["domains"].values() for r in d["rejected"]]
     assert any("quota" in r["text"] and r["reason"].startswith("transient") for r in rejected)
+    assert any("Connection error" in r["text"] and r["reason"].startswith("transient") for r in rejected)
     assert [e["text"] for e in general if e["section"] == "best_practices"] == [
         "Never touch the generated files under gen/."
     ]
