@@ -356,6 +356,8 @@ def test_a_failure_is_routed_by_the_files_its_fix_changed(project: Path, run: Cl
         "bash: cannot create temp file for here-document: Operation not permitted",
         "OSError: [Errno 30] Read-only file system: '/usr/lib/python3/dist-packages/x'",
         "touch: cannot touch '/tmp/cache.db': Read-only file system",
+        "litellm.BadRequestError: OpenAIException - request (10259 tokens) exceeds the available context size "
+        "(10240 tokens), try increasing it",  # a local model server's limit
     ],
 )
 def test_environment_facts_are_recognised(error: str) -> None:

@@ -149,7 +149,8 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"stdin is not a terminal|Raw mode is not supported|must be run (?:in|from) a terminal|"
         r"could not open a new TTY|no tty present", re.I)),
     ("a tool's or a model's limit", re.compile(
-        r"context (?:length|window)|maximum context|too many tokens|token limit|Argument list too long|"
+        r"context (?:length|window)|maximum context|exceeds the (?:available )?context size|too many tokens|"
+        r"token limit|Argument list too long|"
         r"No space left on device|ENOSPC|out of memory|JavaScript heap out of memory|file too large|"
         r"LLM Provider NOT provided|model .{0,40}(?:not found|does not exist|not supported)|Unknown model|"
         r"\b(?:tier|plan|account|key|token) does not have access to .{0,80}?"
