@@ -394,6 +394,9 @@ def test_a_sandboxed_git_dir_is_harness_noise_not_a_fact(why: str) -> None:
         "error: call of overloaded 'foo(int)' is ambiguous",
         'File "app/db.py", line 429, in migrate',
         "AssertionError: rate limited requests should return 429",
+        "E       AssertionError: assert 'OpenAIException - Connection error.' == 'retry'",  # its own test's words
+        "ERROR com.acme.db.DatabaseException - Connection error.",  # its own server's
+        "PaymentGatewayException - Request timed out.",
     ],
 )
 def test_the_projects_own_errors_are_not_a_providers_rate_limit(error: str) -> None:
@@ -787,6 +790,7 @@ _AIDER = """\
 > litellm.InternalServerError: InternalServerError: OpenAIException - Connection error.
 > The API provider's servers are down or overloaded.
 > Retrying in 0.2 seconds...
+> litellm.Timeout: APITimeoutError - Request timed out.
 """
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from builders import shop_session
 from conftest import Cli, git
 from hypothesis import given, settings
@@ -149,3 +150,24 @@ def test_the_quick_reading_declines_what_the_full_parse_finds_too_deep() -> None
         except UserError:
             refused = True
         assert refused == (strict_plain(text) is None), depth
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "domain: database\npatterns:\n  - text: |#\n      block\n",  # a block header libyaml takes
+        "domain: database\npatterns:\n  - text: |\n  \n      block\n",  # a blank line indented less
+        "domain: database\npatterns:\n\ufeff - x\n",  # a byte-order mark inside the text
+        "# c\n\ufeff# a: b\ndomain: database\n",  # one the full parse reads as a key
+    ],
+)
+def test_the_quick_reading_never_reads_what_the_full_parse_refuses_or_reads_otherwise(text: str) -> None:
+    from expertise_kit.document.domainfile import parse_domain_text
+    from expertise_kit.errors import UserError
+    from expertise_kit.versioning.quickmerge import valid_plain
+
+    try:
+        full = parse_domain_text(text, Path(".expertise/database.yaml"), "database").loaded.plain
+    except UserError:
+        full = None  # a shared file that reads here would not load in the worktree
+    assert valid_plain(text, "database") in (None, full)

@@ -73,9 +73,11 @@ _TRANSIENT = re.compile(
     r"\bnpm (?:error|ERR!) code (?:EAI_AGAIN|ENOTFOUND|ECONNRESET|ETIMEDOUT)\b|"
     r"Failed to connect to (?!localhost|127\.0\.0\.1|\[?::1)[\w.-]+ port \d+|"
     r"\berror connecting to (?:[\w-]+\.)*github\.com\b|"  # gh's words; another program's may be a bad password
-    # A model client that could not reach its provider, as litellm ("OpenAIException - Connection error.")
-    # and the openai client print it: no host named, nothing the next session can act on.
-    r"(?:\b\w+Exception - |\bAPI(?:Connection|Timeout)Error: )(?:Connection error|Request timed out)\.|"
+    # A model client that could not reach its provider, as litellm ("litellm.InternalServerError: ...
+    # OpenAIException - Connection error.") and the openai client print it: no host named, nothing the next
+    # session can act on. Only their own lines: a project's FooException says the same of its own server.
+    r"\blitellm\.\w+: [^\n]*?(?:Exception|Error) - (?:Connection error|Request timed out)\.|"
+    r"\bopenai\.API(?:Connection|Timeout)Error: (?:Connection error|Request timed out)\.|"
     r"unable to access '[^']+': (?:Operation timed out|Connection timed out|SSL_ERROR_SYSCALL)"
 )
 # A run that needs no network: how a session gets on with its work on a machine that has none. A failed

@@ -292,7 +292,7 @@ _DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _TAG = "tag:yaml.org,2002:"
-_ODD_BREAKS = ("\r", "\t", "\u2028", "\u2029", "\x85")  # line breaks the two parsers may not agree on
+_ODD_BREAKS = ("\r", "\t", "\u2028", "\u2029", "\x85", "\ufeff")  # what the two parsers may not agree on
 _MAX_DEPTH = 64
 _DIRECTIVE = re.compile(r"^%", re.M)
 
@@ -341,6 +341,8 @@ _STR, _SEQ, _MAP = _TAG + "str", _TAG + "seq", _TAG + "map"
 
 def _scalar_of(node: Any) -> Any:
     value, plain = node.value, node.style in ("", None)
+    if node.style in ("|", ">"):
+        raise _Decline  # a block scalar: libyaml takes some headers and indents that ruamel refuses
     tag = node.tag
     if tag == _STR and not (plain and _NUMBERISH.fullmatch(value)):
         return value
