@@ -473,19 +473,24 @@ def test_commit_holds_only_the_exported_files(project: Path, run: Cli) -> None:
     assert "nothing to commit" in result.stdout
 
 
-def test_commit_waits_out_another_gits_index_lock(project: Path, run: Cli) -> None:
-    import threading
-
+def test_commit_waits_out_another_gits_index_lock(project: Path, run: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     from expertise_kit.project import find_project
-    from expertise_kit.versioning.commit import commit_exported
+    from expertise_kit.versioning import commit
 
     _seed(project)
     run("export", "--to", "agents-md", "--commit")
     (project / "AGENTS.md").write_text("# changed by the export\n")
     lock = project / ".git" / "index.lock"
-    lock.write_text("")
-    threading.Timer(0.3, lock.unlink).start()  # another git, done a moment later
-    outcome = commit_exported(find_project(project), ["AGENTS.md"], "expertise: export to AGENTS.md", {})
+    lock.write_text("")  # another git holds the index
+    waited: list[float] = []
+
+    def the_other_git_finishes(_git: object, seconds: float) -> None:
+        waited.append(seconds)
+        lock.unlink()
+
+    monkeypatch.setattr(commit, "wait_for_index_lock", the_other_git_finishes)
+    outcome = commit.commit_exported(find_project(project), ["AGENTS.md"], "expertise: export to AGENTS.md", {})
+    assert waited == [2.0]  # the first try met the lock
     assert outcome.sha == git(project, "rev-parse", "HEAD").strip()
     assert git(project, "show", "--name-only", "--format=", "HEAD").split() == ["AGENTS.md"]
 
