@@ -342,6 +342,31 @@ def test_a_failure_is_routed_by_the_files_its_fix_changed(project: Path, run: Cl
 # -- environment gotchas ------------------------------------------------------------------------------
 
 
+def test_a_program_the_shell_aliases_to_another_is_a_fact_kept_the_first_time() -> None:
+    lsd = "lsd: 3: No such file or directory (os error 2).\n\nDemo\n├── CLAUDE.md"
+    session = _session(
+        ToolCall("1", "Bash", command="tree . -I 'node_modules|.git' -L 3", ok=False, error=lsd),
+        ToolCall("2", "Bash", command="find . -maxdepth 3 -not -path './node_modules/*'", ok=True),
+    )
+    [learning] = [item for item in extract(session, CWD).learnings if item.kind == "failure"]
+    assert learning.gotcha and learning.raw["error"] == "lsd: 3: No such file or directory (os error 2)."
+    assert learning.raw["solution"] == "`tree` is a shell alias for lsd here, whose options differ: run `command tree`"
+
+
+@pytest.mark.parametrize(
+    "command, error",
+    [
+        ("lsd --tree -L 3 nothing", "lsd: nothing: No such file or directory (os error 2)."),  # lsd was asked for
+        ("grep -rn foo src | rg -v bar", "rg: src/x: No such file or directory (os error 2)"),
+        ("npm run search", "rg: regex parse error: unclosed group"),  # a script's own use of rg
+        ("tree missing", "missing [error opening dir]"),  # tree's own words: a guessed path
+    ],
+)
+def test_output_of_a_program_the_command_runs_itself_is_no_alias(command: str, error: str) -> None:
+    session = _session(ToolCall("1", "Bash", command=command, ok=False, error=error))
+    assert not [item for item in extract(session, CWD).learnings if item.gotcha]
+
+
 @pytest.mark.parametrize(
     "error",
     [

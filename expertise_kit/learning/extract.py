@@ -762,6 +762,34 @@ def _escalated_run(failed: ToolCall, later: list[ToolCall]) -> ToolCall | None:
     return None
 
 
+# Classic programs and the modern ones a user's shell often aliases them to (Claude Code runs commands with
+# the user's aliases). Output signed by the other one means the name ran it, with options of its own.
+_ALIAS_TARGETS = {
+    "ls": ("eza", "exa", "lsd"), "tree": ("eza", "exa", "lsd", "broot"), "cat": ("bat", "batcat"),
+    "grep": ("rg", "ugrep", "ag"), "find": ("fd", "fdfind"), "du": ("dust", "dua", "gdu"), "df": ("duf",),
+    "ps": ("procs",), "top": ("btop", "htop", "btm"), "vi": ("nvim", "vim"), "vim": ("nvim",),
+    "diff": ("delta", "difft"), "rm": ("trash", "trash-put", "rip", "rmtrash"), "sed": ("sd",),
+    "curl": ("xh", "curlie"), "man": ("tldr",), "less": ("bat",), "ping": ("gping", "prettyping"),
+}  # fmt: skip
+_SIGNED = re.compile(r"^(?:error:\s*)?\[?([\w-]+)\]?:\s", re.I)
+
+
+def _alias(call: ToolCall, error: str) -> str | None:
+    """The way around a classic program that this shell aliases to another (`tree` printing lsd's errors),
+    or None."""
+    signed = _SIGNED.match(error.strip())
+    if not signed or not call.command:
+        return None
+    other = signed.group(1).lower()
+    programs = programs_in(call.command)
+    if other in programs:
+        return None  # the command ran it itself
+    for program in programs:
+        if other in _ALIAS_TARGETS.get(program, ()):
+            return f"`{program}` is a shell alias for {other} here, whose options differ: run `command {program}`"
+    return None
+
+
 def _setup_fact(session: Session, failed: ToolCall, issue: str, error: str, solution: str, ctx: _Context) -> Learning:
     """A failure that is a fact about the machine or the agent's setup, with the way around it the session
     found (`--offline`, a run outside the sandbox): kept the first time."""
@@ -831,6 +859,10 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             typo = command_typo(error) or network_failure(error)
             if typo:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", typo))
+                continue
+            aliased = _alias(call, error)
+            if aliased:  # a fact about this shell, kept the first time
+                extraction.learnings.append(_setup_fact(session, call, issue, error, aliased, ctx))
                 continue
             if moved is None and _lookup_miss(call, error):
                 moved = _found_elsewhere(call, calls[position + 1 :], ctx)
