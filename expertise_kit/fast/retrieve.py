@@ -344,7 +344,8 @@ def for_prompt(
         for program in programs:
             for local in postings.get(program, ()):
                 index = offsets[position] + local
-                relevance[index] = max(relevance.get(index, 0.0), PROGRAM_RELEVANCE)
+                if relevance.get(index, 0.0) < PROGRAM_RELEVANCE:
+                    relevance[index] = PROGRAM_RELEVANCE
     routed = {present.index(d) for d in routing if d in present}
     floor = RELATIVE_FLOOR * max(relevance.values(), default=0.0)
     # Only the best few can fit the budget; their entries are all that is read (~0.5 ms a domain), so the
@@ -353,12 +354,11 @@ def for_prompt(
     # entry's evidence weight (the write path computes it): a recurring lesson is not cut for a one-off.
     weights = [part.get("weights") for part in parts]
     keyed = []
+    part_of = [position for position, size in enumerate(sizes) for _ in range(size)]  # index -> its part
     for index, score in relevance.items():
         if score < floor:
             continue
-        position = len(sizes) - 1  # the part whose positions hold ``index``: a few parts, scanned
-        while position > 0 and offsets[position] > index:
-            position -= 1
+        position = part_of[index]
         local, known = index - offsets[position], weights[position]
         evidence = known[local] if known is not None and local < len(known) else 1.0
         keyed.append((-score * evidence, position not in routed, index, position, local))
