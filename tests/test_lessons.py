@@ -350,7 +350,9 @@ def test_a_program_the_shell_aliases_to_another_is_a_fact_kept_the_first_time() 
     )
     [learning] = [item for item in extract(session, CWD).learnings if item.kind == "failure"]
     assert learning.gotcha and learning.raw["error"] == "lsd: 3: No such file or directory (os error 2)."
-    assert learning.raw["solution"] == "`tree` is a shell alias for lsd here, whose options differ: run `command tree`"
+    assert learning.raw["solution"] == (
+        "`tree` runs lsd here (a shell alias), whose options differ: use lsd's, or `command tree` if tree is installed"
+    )
 
 
 @pytest.mark.parametrize(

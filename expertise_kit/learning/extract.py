@@ -786,7 +786,8 @@ def _alias(call: ToolCall, error: str) -> str | None:
         return None  # the command ran it itself
     for program in programs:
         if other in _ALIAS_TARGETS.get(program, ()):
-            return f"`{program}` is a shell alias for {other} here, whose options differ: run `command {program}`"
+            way = f"use {other}'s, or `command {program}` if {program} is installed"
+            return f"`{program}` runs {other} here (a shell alias), whose options differ: {way}"
     return None
 
 
