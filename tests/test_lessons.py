@@ -342,6 +342,43 @@ def test_a_failure_is_routed_by_the_files_its_fix_changed(project: Path, run: Cl
 # -- environment gotchas ------------------------------------------------------------------------------
 
 
+_CODEX_HEAD = "Exit code: 1\nWall time: 0.3 seconds\nOutput:\n"
+
+
+@pytest.mark.parametrize(
+    "output, said",
+    [
+        ("You are not logged into any GitHub hosts. To log in, run: gh auth login\n",
+         "You are not logged into any GitHub hosts. To log in, run: gh auth login"),
+        ("Now using node v22.20.0 (npm v10.9.3)\n   Compiling serde v1.0.1\nthe build stopped: 2 targets left\n",
+         "the build stopped: 2 targets left"),  # the shell's start-up and a build's progress are not what it said
+    ],
+)  # fmt: skip
+def test_where_no_line_reads_as_an_error_the_first_thing_the_command_said_is_kept(output: str, said: str) -> None:
+    failed = ToolCall("1", "Bash", command="gh auth status", ok=False, exit_code=1, error=_CODEX_HEAD + output)
+    [failure] = _failures(_session(failed))
+    assert failure["error"] == said  # not "Exit code: 1", which says nothing
+
+
+def test_a_search_that_selected_no_line_is_a_look_up_that_found_nothing() -> None:
+    noise = _CODEX_HEAD + "Now using node v22.20.0 (npm v10.9.3)\n"
+    session = _session(ToolCall("1", "Bash", command="git branch | rg -e '^[0-9]+-tauri$'", ok=False, exit_code=1,
+                                error=noise))  # fmt: skip
+    extraction = extract(session, CWD)
+    assert not [item for item in extraction.learnings if item.kind == "failure"]
+    assert "a look-up that found nothing: a guessed path or an empty search" in [r.reason for r in extraction.rejected]
+
+
+def test_a_later_run_whose_arguments_cannot_be_read_is_no_fix() -> None:
+    refused = _CODEX_HEAD + "gh: Changes must be made through a pull request. (HTTP 409)"
+    put = "gh api -X PUT repos/o/r/contents/CODEOWNERS -f content=x"
+    failed = ToolCall("1", "Bash", command=put, ok=False, exit_code=1, error=refused)
+    heredoc = "cat > /tmp/p.json <<'JSON'\n{\"it's\": 1}\nJSON\ngh api -X PUT repos/o/r/protection --input /tmp/p.json"
+    session = _session(failed, ToolCall("2", "Bash", command=heredoc, ok=True))
+    [failure] = _failures(session)
+    assert "solution" not in failure  # another endpoint, or not: unsure, so no fix
+
+
 def test_a_program_the_shell_aliases_to_another_is_a_fact_kept_the_first_time() -> None:
     lsd = "lsd: 3: No such file or directory (os error 2).\n\nDemo\n├── CLAUDE.md"
     session = _session(

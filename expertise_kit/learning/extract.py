@@ -301,6 +301,22 @@ def pick_error(text: str) -> str:
     return lines[scores.index(best)]
 
 
+# What the user's shell prints as it starts, before any command's output: nvm's and direnv's.
+_SHELL_START = re.compile(r"^(?:Now using node v\S+(?: \(npm v\S+\))?|direnv: .*)$")
+
+
+def _unheaded(text: str) -> str:
+    """``text`` from its first line that is not a harness's header (`Exit code: 1`, `Wall time: 0.3 seconds`,
+    `Output:`), the shell's start-up (`Now using node v22.20.0`), a build's progress (`Compiling x`) or code:
+    where no line reads as an error, what the command printed first is what it said ("You are not logged
+    into any GitHub hosts")."""
+    lines = text.strip().splitlines()
+    said = (n for n, line in enumerate(lines) if line.strip() and not _HEADER.match(line.strip())
+            and not _SHELL_START.match(line.strip()) and not _PROGRESS.match(line.strip())
+            and not _CODE.search(line.strip()))  # fmt: skip
+    return "\n".join(lines[next(said, len(lines)) :])
+
+
 def _describe_call(call: ToolCall, ctx: _Context) -> str:
     if call.command:
         line = ctx.first_line(call.command, 80)
@@ -440,15 +456,18 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 _SUBCOMMAND = re.compile(r"^[a-z][a-z-]{1,15}$")  # a bare word, no path, no file name, no number
 
 
-def _positionals(command: str) -> set[str]:
-    """The arguments of a command's main program that are no flag and no setting (`PYTHONPATH=.`)."""
+def _positionals(command: str) -> set[str] | None:
+    """The arguments of a command's main program that are no flag, no flag's HTTP method (`-X PUT`) and no
+    setting (`PYTHONPATH=.`); None when its words can't be told apart (a heredoc's body in the way)."""
     words = _words_of(command)
     program = main_program(command).split()
-    if not program or program[0] not in words:
-        return set()
-    rest = words[words.index(program[0]) + len(program) :]
+    at = next((n for n, w in enumerate(words) if program and (w == program[0] or w.endswith("/" + program[0]))), None)
+    if at is None:
+        return None
+    rest = words[at + len(program) :]
     for separator in ("&&", "||", ";", "|"):
         rest = rest[: rest.index(separator)] if separator in rest else rest
+    rest = [w for n, w in enumerate(rest) if not (n and rest[n - 1] in ("-X", "--method", "--request"))]
     positionals = [w for w in rest if not w.startswith("-") and not _ASSIGNMENT.match(w)]
     if len(program) == 1 and len(positionals) > 1 and _SUBCOMMAND.match(positionals[0]):
         return set(positionals[1:])  # `biome check x.js`: `check` is what it does; `eslint src`: src is the target
@@ -473,6 +492,8 @@ def _same_target(failed: ToolCall, call: ToolCall) -> bool:
     if _method(failed.command) != _method(call.command):
         return False
     before, after = _positionals(failed.command), _positionals(call.command)
+    if before is None or after is None:
+        return False  # unsure: no fix rather than a wrong one
     return not before or not after or bool(before & after)
 
 
@@ -806,6 +827,8 @@ def _lookup_miss(call: ToolCall, error: str) -> bool:
     if not call.command:
         return False
     programs = programs_in(call.command)
+    if not error and call.exit_code == 1 and programs and programs[-1] in ("grep", "rg", "egrep", "fgrep"):
+        return True  # the search the command ends with selected no line (`git branch | rg -e '^x$'`)
     looks = main_program(call.command) in _LOOKUPS or (
         any(p in _LOOKUPS for p in programs) and all(p in _LOOKUPS or p in _TRIVIAL for p in programs)
     )
@@ -851,7 +874,8 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             if noise and moved is None:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue
-            error = pick_error(scrubbed) or ctx.first_line(scrubbed, ERROR_CHARS)
+            picked = pick_error(scrubbed)
+            error = picked or ctx.first_line(_unheaded(scrubbed), ERROR_CHARS)
             offline = _offline_run(call, calls[position + 1 :]) if unreachable else None
             if unreachable and offline is not None:  # no network here, and the session found the way around it
                 change = _command_change(call.command, offline.command, ctx)
@@ -865,7 +889,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             if aliased:  # a fact about this shell, kept the first time
                 extraction.learnings.append(_setup_fact(session, call, issue, error, aliased, ctx))
                 continue
-            if moved is None and _lookup_miss(call, error):
+            if moved is None and _lookup_miss(call, picked):  # a search that printed no error found nothing
                 moved = _found_elsewhere(call, calls[position + 1 :], ctx)
                 if moved is None:
                     reason = "a look-up that found nothing: a guessed path or an empty search"
