@@ -282,6 +282,43 @@ def test_switched_off_for_a_session_a_subagent_or_a_busy_store(reflecting: Path,
     assert _reason(_stop(reflecting, transcript)[0])  # the next turn's end, once the store is free
 
 
+def test_a_transcript_path_that_is_no_regular_file_is_refused_at_once(reflecting: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "s.jsonl"
+    os.mkfifo(fifo)  # nothing ever writes to it: reading it would block until the agent's hook timeout
+    stdout, stderr = _stop(reflecting, fifo)  # `_hook` runs with a timeout: a hang fails the test
+    assert stdout == "" and "not a regular file" in stderr
+
+
+def test_a_session_with_more_candidates_than_its_marker_keeps_is_still_asked_at_most_four_times(
+    reflecting: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from expertise_kit.fast.reflectgate import MARKER_BYTES, MAX_ASKS, first_look
+    from expertise_kit.learning import reflect
+
+    many = [{"id": f"{n:08x}", "kind": "failure", "domain": "testing", "text": f"`t{n}` [E{n}] (no fix found)",
+             "fixed": False} for n in range(20_000)]  # fmt: skip
+    monkeypatch.setattr(reflect, "_candidates", lambda _dir, _path: many)
+    session = shop_session()
+    transcript = session.write(tmp_path / "s.jsonl")
+    payload = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(reflecting)}
+    asked = 0
+    for _ in range(MAX_ASKS + 3):
+        look = first_look("claude-code", payload)
+        if look is not None:
+            sent: list[str] = []
+            reflect.reflect_stop("claude-code", look, sent.append)
+            asked += len(sent)
+        _grow(session, transcript, 2.5)
+    assert asked == MAX_ASKS
+    assert len(Path(_marker_path(reflecting)).read_bytes()) <= MARKER_BYTES  # still read as this session's
+
+
+def _marker_path(project: Path) -> str:
+    from expertise_kit.fast.reflectgate import marker_path
+
+    return marker_path(str(project / ".expertise"), SESSION)
+
+
 @pytest.mark.parametrize("agent", ["codex", "gemini"])
 def test_the_other_agents_speak_the_same_answer(project: Path, run: Cli, tmp_path: Path, agent: str) -> None:
     assert run("hooks", "install", "--agent", agent, "--reflect").exit_code == 0

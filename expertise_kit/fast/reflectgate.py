@@ -6,6 +6,7 @@ here, as light as the pre-task hook. Only a session that may have something to a
 from __future__ import annotations
 
 import os
+import stat
 
 from expertise_kit.fast.hookinput import Quiet, find_expertise, project_dir, session_key
 
@@ -133,9 +134,12 @@ def first_look(agent: str, payload: dict[str, Any]) -> Look | None:
         raise Quiet("no transcript_path in the hook input; no reflection")
     path = os.path.abspath(os.path.expanduser(transcript))
     try:
-        size = os.stat(path).st_size
+        found = os.stat(path)
     except OSError:
         raise Quiet(f"{path}: no such transcript; no reflection") from None
+    if not stat.S_ISREG(found.st_mode):  # a FIFO would block the read until the agent's hook timeout
+        raise Quiet(f"{path} is not a regular file; no reflection")
+    size = found.st_size
     if size > MAX_TRANSCRIPT_BYTES:
         raise Quiet(f"{path} is over {MAX_TRANSCRIPT_BYTES >> 20} MiB; no reflection")
     looked = state.get("size")

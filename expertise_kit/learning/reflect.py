@@ -41,6 +41,7 @@ __all__ = [
 MAX_REASON_CHARS = 1550
 MAX_LESSONS = 8
 MANY_CALLS = 30  # a session never asked that has made this many tool calls is asked, candidates or not
+MAX_MARKED = 2000  # candidate ids a session's marker keeps (~24 KB): the first found
 # What counts as a candidate, by the section the learner would file it in; core files and techniques
 # are what the parser already does well, and no teammate writes them down.
 _KINDS = {
@@ -133,7 +134,8 @@ def reflect_stop(agent: str, look: Look, send_back: Callable[[str], None]) -> st
             "chars": (chars if isinstance(chars, int) else 0) + len(reason),
             # What the agent may write about: every candidate found when it was asked (the learner matches
             # its lessons against these); what the messages listed; of those, the failures with no fix.
-            "candidates": [*found, *(c["id"] for c in everything if c["id"] not in found)],
+            # Bounded, so the marker stays one of ours (``MARKER_BYTES``): a bigger one reads as never asked.
+            "candidates": [*found, *(c["id"] for c in everything if c["id"] not in found)][:MAX_MARKED],
             "listed": [*listed, *(c["id"] for c in shown if c["id"] not in listed)],
             "unfixed": sorted({*unfixed, *(c["id"] for c in shown)} - {c["id"] for c in shown if _fixed(c)}),
             "size": size,
