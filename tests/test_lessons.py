@@ -379,6 +379,19 @@ def test_a_later_run_whose_arguments_cannot_be_read_is_no_fix() -> None:
     assert "solution" not in failure  # another endpoint, or not: unsure, so no fix
 
 
+def test_a_fix_is_looked_for_within_a_bounded_window() -> None:
+    from expertise_kit.learning.extract import FIX_WINDOW
+
+    failed = ToolCall("f", "Bash", command="make build", ok=False, exit_code=2, error="make: *** [build] Error 2\n"
+                      "src/a.c:3:5: error: 'x' undeclared")  # fmt: skip
+    edit = ToolCall("e", "Edit", paths=(f"{CWD}/src/a.c",), modifies=(f"{CWD}/src/a.c",), ok=True, excerpt="int x;")
+    between = [ToolCall(str(n), "Bash", command=f"ls docs/{n}", ok=True) for n in range(FIX_WINDOW)]
+    near = _failures(_session(failed, edit, ToolCall("p", "Bash", command="make build", ok=True)))
+    far = _failures(_session(failed, edit, *between, ToolCall("p", "Bash", command="make build", ok=True)))
+    assert near[0]["solution"] == "changed src/a.c: `int x;`"
+    assert far[0]["solution"] == "changed src/a.c: `int x;` (not re-run)"  # the pass was out of sight: linear work
+
+
 def test_a_program_the_shell_aliases_to_another_is_a_fact_kept_the_first_time() -> None:
     lsd = "lsd: 3: No such file or directory (os error 2).\n\nDemo\n├── CLAUDE.md"
     session = _session(

@@ -747,6 +747,7 @@ def _offline_run(failed: ToolCall, later: list[ToolCall]) -> ToolCall | None:
     return None
 
 
+FIX_WINDOW = 200  # calls after a failure where its fix is looked for; in the fixtures' sessions, within 30
 SANDBOX_SOLUTION = "the agent's sandbox "  # how a sandbox lesson's solution starts: routing knows it by this
 # What the agent's sandbox refuses: writes outside the workspace (`.git` included); and the network.
 _SANDBOX_REFUSAL = re.compile(r"Operation not permitted|\bEPERM\b|Read-only file system", re.I)
@@ -841,7 +842,8 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
     rel = ctx.rel
     session = extraction.session
     first_calls: dict[str, ToolCall] = {}  # error signature -> the call that first failed with it
-    tries: dict[str, tuple[int, list[ToolCall]]] = {}  # error signature -> its sightings, the calls after the first
+    # error signature -> its sightings, and the thread and position where the calls after the first begin
+    tries: dict[str, tuple[int, list[ToolCall], int]] = {}
     learned: dict[str, Learning] = {}  # error signature -> the failure learned for it
     for calls in session.threads.values():
         for position, call in enumerate(calls):
@@ -859,10 +861,11 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 continue
             # The whole output is scrubbed before a line of it is picked: a key may span lines.
             scrubbed = redact(_unescape(output))
+            later = calls[position + 1 : position + 1 + FIX_WINDOW]  # where its fix may be: bounded work
             issue = ctx.clean(_describe_call(call, ctx), ISSUE_CHARS)
             noise = harness_noise(scrubbed)
             unreachable = network_line(scrubbed) if call.command else None
-            outside = _escalated_run(call, calls[position + 1 :])
+            outside = _escalated_run(call, later)
             refused = (unreachable or _refusal(scrubbed)) if outside else ""
             if outside and refused:  # the sandbox was in the way, and the same command worked outside it
                 blocked = "keeps .git read-only" if _IN_GIT_DIR.search(refused) else "refused it"
@@ -870,13 +873,13 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 way = f"{SANDBOX_SOLUTION}{blocked}: run it outside the sandbox ({outside.escalated})"
                 extraction.learnings.append(_setup_fact(session, call, issue, refused, way, ctx))
                 continue
-            moved = _found_elsewhere(call, calls[position + 1 :], ctx) if noise and "wrong path" in noise else None
+            moved = _found_elsewhere(call, later, ctx) if noise and "wrong path" in noise else None
             if noise and moved is None:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue
             picked = pick_error(scrubbed)
             error = picked or ctx.first_line(_unheaded(scrubbed), ERROR_CHARS)
-            offline = _offline_run(call, calls[position + 1 :]) if unreachable else None
+            offline = _offline_run(call, later) if unreachable else None
             if unreachable and offline is not None:  # no network here, and the session found the way around it
                 change = _command_change(call.command, offline.command, ctx)
                 extraction.learnings.append(_setup_fact(session, call, issue, unreachable, change, ctx))
@@ -890,7 +893,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 extraction.learnings.append(_setup_fact(session, call, issue, error, aliased, ctx))
                 continue
             if moved is None and _lookup_miss(call, picked):  # a search that printed no error found nothing
-                moved = _found_elsewhere(call, calls[position + 1 :], ctx)
+                moved = _found_elsewhere(call, later, ctx)
                 if moved is None:
                     reason = "a look-up that found nothing: a guessed path or an empty search"
                     extraction.rejected.append(Rejected("failure", f"{issue} {ctx.clean(error, 120)}", reason))
@@ -909,16 +912,17 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             earlier = learned[signature].raw if signature in learned else None
             if earlier is not None and earlier.get("solution"):
                 continue
-            solution = _solution(call, signature, calls[position + 1 :], ctx)
+            solution = _solution(call, signature, later, ctx)
             if earlier is not None:  # seen unsolved earlier in the session: this sighting may bring the fix
                 first = first_calls[signature]  # not another script's same error: the same program, same target
                 if _kind_key(first) == _kind_key(call) and _same_target(first, call):
                     if solution:
                         earlier["solution"] = ctx.clean(solution, ERROR_CHARS)
-                    tries[signature] = (tries[signature][0] + 1, tries[signature][1])
+                    count, thread, start = tries[signature]
+                    tries[signature] = (count + 1, thread, start)
                 continue
             first_calls[signature] = call
-            tries[signature] = (1, calls[position + 1 :])  # a pass anywhere after the first sighting ends it
+            tries[signature] = (1, calls, position + 1)  # a pass anywhere after the first sighting ends it
             raw: dict[str, Any] = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS)}
             if solution:
                 raw["solution"] = ctx.clean(solution, ERROR_CHARS)
@@ -929,16 +933,16 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 "failure", "learned_from_failures", raw, f"{raw['issue']} {raw['error']}", files, program,
                 gotcha=bool(environment_gotcha(error)),
             )  # fmt: skip
-            learning.fix_files = _fix_files(call, calls[position + 1 :], rel) if solution else []
+            learning.fix_files = _fix_files(call, later, rel) if solution else []
             extraction.learnings.append(learning)
             learned[signature] = learning
     # Tried again and again and never got past: an open problem the next session should know of, fix or not.
-    for signature, (count, after) in tries.items():
+    for signature, (count, thread, start) in tries.items():
         first = first_calls[signature]
         checks = first.command and _program_rank(main_program(first.command)) <= 1  # not polling `gh pr checks`
         if checks and count >= STUCK_TRIES and signature in learned and not learned[signature].raw.get("solution"):
             key = _kind_key(first)
-            if not any(_passed(c) and _kind_key(c) == key and _same_target(first, c) for c in after):
+            if not any(_passed(c) and _kind_key(c) == key and _same_target(first, c) for c in thread[start:]):
                 learning = learned[signature]
                 learning.stuck = True
                 said = f", unresolved after {count}{UNRESOLVED}"
