@@ -108,6 +108,44 @@ def test_a_cut_off_or_mangled_history_still_reads(tmp_path: Path, history: Path)
     assert last.started == "2026-11-21T14:00:59" and last.id != headless.id
 
 
+_MODEL_MARKDOWN = """\
+# aider chat started at 2025-05-01 10:00:00
+
+> Main model: gpt-4o with diff edit format|
+
+#### review db.py and add a contributing section to README.md|
+
+#### Always use parameterized queries
+
+README.md
+```markdown
+<<<<<<< SEARCH
+=======
+#### Never push directly to main
+> Running the integration tests needs Docker
+>>>>>>> REPLACE
+```
+
+```python
+```typescript
+#### keep the service layer thin|
+
+> Applied edit to README.md|
+""".replace("|\n", "  \n")  # aider ends its own lines with a Markdown line break
+
+
+def test_the_models_headings_and_code_blocks_are_neither_prompts_nor_notices(tmp_path: Path) -> None:
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text(_MODEL_MARKDOWN)
+    [session] = read_aider(history)
+    # the model's `####` heading (no line break: aider ends its lines with two spaces), the `####` and `>`
+    # lines of its edit block; but a block the model left open ends at the user's next line
+    assert session.prompts == [
+        "review db.py and add a contributing section to README.md", "keep the service layer thin"
+    ]  # fmt: skip
+    assert [(c.name, c.paths or c.command) for c in session.calls] == [("Edit", ("README.md",))]
+
+
 def test_an_enormous_line_is_skipped_in_constant_memory(
     tmp_path: Path, history: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -47,6 +47,9 @@ _MODEL_ERROR = re.compile(
 )
 # Aider's notices of what it did, which end an error block.
 _NOTICES = ("Applied edit to ", "Running ", "Commit ", "Added ", _LINT_HEADER)
+# Aider's own lines after a model's answer: its notices, and the user's and its own lines as it writes them,
+# with a Markdown line break (two spaces) at the end. One inside a model's code block ends the block.
+_AIDER_OWN = re.compile(r"^> (?:Tokens: |Applied edit to |Commit [0-9a-f]{7,} )|^(?:####|>) .*\S  $")
 # The model aider says it uses.
 _MODEL = re.compile(r"^(?:Main model|Model): (\S+)")
 # Chat modes: what follows the command is the request itself.
@@ -66,9 +69,19 @@ class _Aider:
         self.asked_to_add = False  # the previous notice asked whether to add command output to the chat
         self.model_call: ToolCall | None = None  # the model call whose error output is being read
         self.model = ""  # the model aider said it uses in this session
+        self.fenced = False  # inside a fenced block of the model's answer
+        self.breaks = False  # the history ends aider's own lines with a Markdown line break (two spaces)
 
     def feed(self, line: str) -> None:
-        if line.startswith("#### ") or line == "####":
+        if self.fenced:  # the model's code or edit block: its `####` and `>` lines are not the user's or aider's
+            if not (line.startswith(AIDER_STARTED) or _AIDER_OWN.match(line)):
+                self.fenced = not line.startswith("```")
+                return
+            self.fenced = False  # a block left open (models' fences are not always paired): aider is talking
+        if line.startswith("#### ") and not self.typed:  # a message's first line tells how aider writes them
+            self.breaks = self.breaks or line.endswith("  ")
+        if line == "####" or line.startswith("#### ") and not (self.breaks and not line.endswith("  ")):
+            # once the history shows aider's line break, a `####` line without one is the model's heading
             self._current().records += 1
             self.typed.append(line[5:].rstrip())
             return
@@ -81,6 +94,9 @@ class _Aider:
             self._notice(line[1:].strip())
             return
         self.model_call = None  # the model's answer, or the next message: the error block is over
+        if line.startswith("```"):
+            self.fenced = True
+            return
         if line.startswith(_NO_MATCH):
             call = self._call("Edit")
             call.paths = call.modifies = (line[len(_NO_MATCH) :].strip(),)
