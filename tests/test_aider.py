@@ -146,6 +146,15 @@ def test_the_models_headings_and_code_blocks_are_neither_prompts_nor_notices(tmp
     assert [(c.name, c.paths or c.command) for c in session.calls] == [("Edit", ("README.md",))]
 
 
+def test_an_edit_of_a_path_no_system_takes_is_not_read(tmp_path: Path) -> None:
+    history = tmp_path / ".aider.chat.history.md"
+    long = "a/" * 3000  # routing such a path once took seconds per megabyte
+    history.write_text(f"# aider chat started at 2025-05-01 10:00:00\n\n#### fix it  \n\n> Applied edit to {long}x  \n"
+                       "> Applied edit to src/app.py  \n")  # fmt: skip
+    [session] = read_aider(history)
+    assert [c.paths for c in session.calls] == [("src/app.py",)]
+
+
 def test_an_enormous_line_is_skipped_in_constant_memory(
     tmp_path: Path, history: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -379,6 +379,20 @@ def test_a_later_run_whose_arguments_cannot_be_read_is_no_fix() -> None:
     assert "solution" not in failure  # another endpoint, or not: unsure, so no fix
 
 
+def test_notes_written_on_the_way_and_a_retry_that_only_prints_differently_are_no_fix() -> None:
+    api = "gh api repos/o/r/branches/main/protection"
+    refused = _CODEX_HEAD + '{"message":"Upgrade to GitHub Pro or make this repository public"}'
+    failed = ToolCall("1", "Bash", command=api, ok=False, exit_code=1, error=refused)
+    notes = ToolCall("2", "Edit", paths=(f"{CWD}/notes/memories.md",), modifies=(f"{CWD}/notes/memories.md",),
+                     ok=True, excerpt="- main: protection blocked (403)")  # fmt: skip
+    public = ToolCall("3", "Bash", command="gh repo edit o/r --visibility public", ok=True)
+    check = ToolCall("4", "Bash", command=f"{api} --jq .enforce_admins.enabled", ok=True)
+    [failure] = _failures(_session(failed, notes, public, check))
+    assert "solution" not in failure  # the fix was `gh repo edit`, or not: unsure, so none
+    [failure] = _failures(_session(failed, notes, ToolCall("4", "Bash", command=api, ok=True)))
+    assert "solution" not in failure  # the same call worked again, the notes changed nothing
+
+
 def test_a_fix_is_looked_for_within_a_bounded_window() -> None:
     from expertise_kit.learning.extract import FIX_WINDOW
 

@@ -414,12 +414,16 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
         if same:
             parts = [_explanation(texts, failed, ctx)]
             # The command that worked goes before the edits: a long excerpt must not cut it off.
-            if call.command and _unpiped(call.command) != _unpiped(failed.command):  # not only its output shaped
+            changed = bool(call.command) and _unpiped(call.command) != _unpiped(failed.command)  # not only shaped
+            if changed:
                 parts.append(_command_change(failed.command, call.command, ctx))
             kept = _fixing_edits(edits, named, later[:index])
             parts += kept
             if not kept:  # with an edit, the edit is the fix: `npm install` on the way is not
-                parts += _closest_commands(commands, failed)
+                closest = _closest_commands(commands, failed)
+                if closest and changed and _only_shaped(failed.command, call.command):
+                    return None  # the retry only prints differently (`--jq`): which command before it fixed it?
+                parts += closest
             return _join(*parts)  # nothing changed: it just worked on a retry, and that is no fix
         if call.modifies:
             excerpt = str(getattr(call, "excerpt", "") or "").strip()
@@ -545,6 +549,24 @@ def _undone(calls: list[ToolCall]) -> set[str]:
     return names
 
 
+_PROSE = {".md", ".markdown", ".txt", ".rst", ".adoc"}
+# Options that only change how a command prints what it found (and their values).
+_PRINTING = {"--jq", "-q", "--jq=", "--json", "--quiet", "--silent", "-s", "--format", "--pretty", "--template",
+             "--verbose", "-v", "--no-pager", "--color", "--no-color", "--porcelain", "-i", "--include"}  # fmt: skip
+
+
+def _only_shaped(failed: str, worked: str) -> bool:
+    """Whether ``worked`` is ``failed`` with only printing options added (`gh api x --jq .a`)."""
+    before, after = _words_of(failed), _words_of(worked)
+    if not set(before) <= set(after):
+        return False
+    added = [n for n, word in enumerate(after) if word not in before]
+    return all(
+        after[n].split("=", 1)[0] in _PRINTING or (n and after[n - 1] in _PRINTING and not after[n].startswith("-"))
+        for n in added
+    )
+
+
 def _fixing_edits(edits: list[tuple[ToolCall, str]], named: set[str], window: list[ToolCall]) -> list[str]:
     """The edits that may have fixed the failure: not one undone before the check passed (`git checkout --
     f`, `git restore f` in ``window``), and, when the error names files, only edits of those files (if any
@@ -553,6 +575,10 @@ def _fixing_edits(edits: list[tuple[ToolCall, str]], named: set[str], window: li
     kept = [
         (call, text) for call, text in edits
         if not any(PurePosixPath(p).name in undone for p in call.modifies)
+        # notes and docs written on the way (the agent's memory file, a changelog) fix no failure that
+        # does not name them
+        and not all(PurePosixPath(p).suffix.lower() in _PROSE and PurePosixPath(p).name not in named
+                    for p in call.modifies)
     ]  # fmt: skip
     if named:
         at_fault = [(c, t) for c, t in kept if any(PurePosixPath(p).name in named for p in c.modifies)]

@@ -47,6 +47,7 @@ _MODEL_ERROR = re.compile(
 )
 # Aider's notices of what it did, which end an error block.
 _NOTICES = ("Applied edit to ", "Running ", "Commit ", "Added ", _LINT_HEADER)
+_MAX_PATH = 4096  # PATH_MAX on Linux, longer than on macOS and Windows
 # Aider's own lines after a model's answer: its notices, and the user's and its own lines as it writes them,
 # with a Markdown line break (two spaces) at the end. One inside a model's code block ends the block.
 _AIDER_OWN = re.compile(r"^> (?:Tokens: |Applied edit to |Commit [0-9a-f]{7,} )|^(?:####|>) .*\S  $")
@@ -97,7 +98,7 @@ class _Aider:
         if line.startswith("```"):
             self.fenced = True
             return
-        if line.startswith(_NO_MATCH):
+        if line.startswith(_NO_MATCH) and len(line) <= _MAX_PATH:
             call = self._call("Edit")
             call.paths = call.modifies = (line[len(_NO_MATCH) :].strip(),)
             call.ok = False
@@ -167,7 +168,7 @@ class _Aider:
             return
         if model := _MODEL.match(text):
             self.model = model.group(1)
-        if text.startswith("Applied edit to "):
+        if text.startswith("Applied edit to ") and len(text) <= _MAX_PATH:  # longer: no path a system takes
             call = self._call("Edit")
             call.paths = call.modifies = (text[len("Applied edit to ") :].strip(),)
         elif text.startswith("Running "):
