@@ -146,6 +146,16 @@ def test_the_models_headings_and_code_blocks_are_neither_prompts_nor_notices(tmp
     assert [(c.name, c.paths or c.command) for c in session.calls] == [("Edit", ("README.md",))]
 
 
+def test_a_block_the_model_left_open_ends_at_a_message_ending_in_three_spaces(tmp_path: Path) -> None:
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text("# aider chat started at 2025-05-01 10:00:00\n\n#### explain the retry loop  \n\n```python\n"
+                       "for i in range(3):\n\n#### now add a test for the retry loop   \n\nSure.\n\n"
+                       "> Applied edit to tests/test_retry.py  \n")  # fmt: skip
+    [session] = read_aider(history)
+    assert session.prompts == ["explain the retry loop", "now add a test for the retry loop"]
+    assert [c.paths for c in session.calls] == [("tests/test_retry.py",)]
+
+
 def test_an_edit_of_a_path_no_system_takes_is_not_read(tmp_path: Path) -> None:
     history = tmp_path / ".aider.chat.history.md"
     long = "a/" * 3000  # routing such a path once took seconds per megabyte

@@ -393,6 +393,38 @@ def test_notes_written_on_the_way_and_a_retry_that_only_prints_differently_are_n
     assert "solution" not in failure  # the same call worked again, the notes changed nothing
 
 
+def test_a_look_up_that_said_something_is_kept_and_a_folder_named_like_the_program_is_no_target() -> None:
+    head = ToolCall("1", "Bash", command="head -n -5 log.txt", ok=False, exit_code=1,
+                    error="head: illegal line count -- -5")  # fmt: skip
+    assert [f["error"] for f in _failures(_session(head))] == ["head: illegal line count -- -5"]
+    failed = ToolCall("1", "Bash", command="cd /srv/pytest && pytest tests/test_a.py", ok=False, exit_code=1,
+                      error="E   AssertionError: assert 1 == 2")  # fmt: skip
+    edit = ToolCall("2", "Edit", paths=(f"{CWD}/src/conf.py",), modifies=(f"{CWD}/src/conf.py",), ok=True, excerpt="x")
+    other = ToolCall("3", "Bash", command="cd /srv/pytest && pytest tests/test_b.py", ok=True)
+    assert "solution" not in _failures(_session(failed, edit, other))[0]  # another test file passed
+
+
+def test_a_retry_that_only_prints_differently_is_the_same_call_again() -> None:
+    get = "gh api repos/o/r/pages"
+    failed = ToolCall("1", "Bash", command=get, ok=False, exit_code=1, error=_CODEX_HEAD + "gh: Not Found (HTTP 404)")
+    put = ToolCall("2", "Bash", command="gh api -X PUT repos/o/r/pages -f source=main", ok=True)  # another call
+    [failure] = _failures(_session(failed, put, ToolCall("3", "Bash", command=f"{get} --jq .url", ok=True)))
+    assert "--jq" not in failure.get("solution", "")
+
+
+@pytest.mark.parametrize(
+    "command, error, aliased",
+    [
+        ("ls src/componets", "eza: src/componets: No such file or directory (os error 2)", False),  # a guessed path
+        ("cat -A notes.txt", "[bat error]: unexpected argument '-A' found", True),
+        ("pip install -r requirements.txt", "ERROR: No matching distribution found for reqeusts", False),
+    ],
+)
+def test_an_alias_is_told_from_a_guessed_path(command: str, error: str, aliased: bool) -> None:
+    session = _session(ToolCall("1", "Bash", command=command, ok=False, exit_code=1, error=error))
+    assert any("shell alias" in str(item.raw.get("solution")) for item in extract(session, CWD).learnings) == aliased
+
+
 def test_a_fix_is_looked_for_within_a_bounded_window() -> None:
     from expertise_kit.learning.extract import FIX_WINDOW
 

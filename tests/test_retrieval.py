@@ -234,3 +234,17 @@ def test_stale_entries_are_not_shown_and_old_ones_say_when(project: Path) -> Non
     text = _prompt(project, "refunds and the payments sandbox amounts in shop/payments.py", "s-old")
     assert "never the gateway directly" not in text  # marked stale by validate
     assert "rejects amounts over 10000 cents" in text and "months ago)" in text
+
+
+def test_a_posting_out_of_step_with_the_entries_is_left_out() -> None:
+    from expertise_kit.fast.retrieve import for_prompt
+
+    def entry(n: int, text: str) -> dict[str, object]:
+        return {"id": f"e{n}", "kind": "learned_from_failures", "group": "failures", "order": n, "line": f"- {text}",
+                "n": 3, "issue": text, "error": text, "solution": "retry with a fixed seed"}  # fmt: skip
+
+    empty = {"entries": [], "postings": {}, "lengths": [], "paths": []}
+    flaky = {"entries": [entry(1, "flaky network")], "postings": {"network": [0, 5], "flaky": [0, 5]},
+             "lengths": [3], "paths": []}  # fmt: skip  # 5: an entry the file no longer has
+    shown = for_prompt({"domains": {"a": empty, "b": flaky}}, ["a", "b"], task="flaky network")
+    assert shown.included == ["e1"]

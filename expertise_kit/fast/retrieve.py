@@ -356,7 +356,7 @@ def for_prompt(
     keyed = []
     part_of = [position for position, size in enumerate(sizes) for _ in range(size)]  # index -> its part
     for index, score in relevance.items():
-        if score < floor:
+        if score < floor or index >= total:  # an index out of step with the entries: left out
             continue
         position = part_of[index]
         local, known = index - offsets[position], weights[position]

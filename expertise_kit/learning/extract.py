@@ -415,13 +415,14 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
             parts = [_explanation(texts, failed, ctx)]
             # The command that worked goes before the edits: a long excerpt must not cut it off.
             changed = bool(call.command) and _unpiped(call.command) != _unpiped(failed.command)  # not only shaped
-            if changed:
+            printing = changed and _only_shaped(failed.command, call.command)  # `--jq .url`: the same call again
+            if changed and not printing:
                 parts.append(_command_change(failed.command, call.command, ctx))
             kept = _fixing_edits(edits, named, later[:index])
             parts += kept
             if not kept:  # with an edit, the edit is the fix: `npm install` on the way is not
                 closest = _closest_commands(commands, failed)
-                if closest and changed and _only_shaped(failed.command, call.command):
+                if closest and printing:
                     return None  # the retry only prints differently (`--jq`): which command before it fixed it?
                 parts += closest
             return _join(*parts)  # nothing changed: it just worked on a retry, and that is no fix
@@ -465,7 +466,11 @@ def _positionals(command: str) -> set[str] | None:
     setting (`PYTHONPATH=.`); None when its words can't be told apart (a heredoc's body in the way)."""
     words = _words_of(command)
     program = main_program(command).split()
-    at = next((n for n, w in enumerate(words) if program and (w == program[0] or w.endswith("/" + program[0]))), None)
+    if not program:
+        return None
+    at = next((n for n, w in enumerate(words) if w == program[0]), None)  # `cd /srv/pytest && pytest x`: the second
+    if at is None:  # `./scripts/setup-plan.sh`, named by its file
+        at = next((n for n, w in enumerate(words) if w.endswith("/" + program[0])), None)
     if at is None:
         return None
     rest = words[at + len(program) :]
@@ -549,7 +554,7 @@ def _undone(calls: list[ToolCall]) -> set[str]:
     return names
 
 
-_PROSE = {".md", ".markdown", ".txt", ".rst", ".adoc"}
+_PROSE = {".md", ".markdown", ".rst", ".adoc"}  # not .txt: requirements.txt, CMakeLists.txt
 # Options that only change how a command prints what it found (and their values).
 _PRINTING = {"--jq", "-q", "--jq=", "--json", "--quiet", "--silent", "-s", "--format", "--pretty", "--template",
              "--verbose", "-v", "--no-pager", "--color", "--no-color", "--porcelain", "-i", "--include"}  # fmt: skip
@@ -561,7 +566,7 @@ def _only_shaped(failed: str, worked: str) -> bool:
     if not set(before) <= set(after):
         return False
     added = [n for n, word in enumerate(after) if word not in before]
-    return all(
+    return bool(added) and all(
         after[n].split("=", 1)[0] in _PRINTING or (n and after[n - 1] in _PRINTING and not after[n].startswith("-"))
         for n in added
     )
@@ -819,7 +824,7 @@ _ALIAS_TARGETS = {
     "diff": ("delta", "difft"), "rm": ("trash", "trash-put", "rip", "rmtrash"), "sed": ("sd",),
     "curl": ("xh", "curlie"), "man": ("tldr",), "less": ("bat",), "ping": ("gping", "prettyping"),
 }  # fmt: skip
-_SIGNED = re.compile(r"^(?:error:\s*)?\[?([\w-]+)\]?:\s", re.I)
+_SIGNED = re.compile(r"^(?:error:\s*)?\[?([\w-]+)(?: error)?\]?:\s(.*)", re.I)  # `lsd: ...`, `[bat error]: ...`
 
 
 def _alias(call: ToolCall, error: str) -> str | None:
@@ -829,6 +834,9 @@ def _alias(call: ToolCall, error: str) -> str | None:
     if not signed or not call.command:
         return None
     other = signed.group(1).lower()
+    missing = re.match(r"(\S+): No such file", signed.group(2))
+    if missing and re.search(r"[^\W\d]", missing.group(1)):
+        return None  # `eza: src/componets: No such file`: a guessed path, whatever lists it
     programs = programs_in(call.command)
     if other in programs:
         return None  # the command ran it itself
@@ -918,7 +926,8 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             if aliased:  # a fact about this shell, kept the first time
                 extraction.learnings.append(_setup_fact(session, call, issue, error, aliased, ctx))
                 continue
-            if moved is None and _lookup_miss(call, picked):  # a search that printed no error found nothing
+            said = picked or (error if _unheaded(scrubbed).strip() else "")  # "": it printed nothing of its own
+            if moved is None and _lookup_miss(call, said):
                 moved = _found_elsewhere(call, later, ctx)
                 if moved is None:
                     reason = "a look-up that found nothing: a guessed path or an empty search"

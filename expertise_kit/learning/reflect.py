@@ -135,7 +135,7 @@ def reflect_stop(agent: str, look: Look, send_back: Callable[[str], None]) -> st
             # What the agent may write about: every candidate found when it was asked (the learner matches
             # its lessons against these); what the messages listed; of those, the failures with no fix.
             # Bounded, so the marker stays one of ours (``MARKER_BYTES``): a bigger one reads as never asked.
-            "candidates": [*found, *(c["id"] for c in everything if c["id"] not in found)][:MAX_MARKED],
+            "candidates": _bounded([*found, *(c["id"] for c in everything if c["id"] not in found)], shown),
             "listed": [*listed, *(c["id"] for c in shown if c["id"] not in listed)],
             "unfixed": sorted({*unfixed, *(c["id"] for c in shown)} - {c["id"] for c in shown if _fixed(c)}),
             "size": size,
@@ -234,6 +234,15 @@ def _candidates(expertise_dir: str, transcript: str) -> list[dict[str, Any]]:
         candidate["fixed"] = candidate["id"] not in unfixed
     order = {"failure": 0, "failure again": 1, "fact": 2, "fact again": 3, "rule": 4, "recurring": 5, "pattern": 6}
     return sorted(found.values(), key=lambda c: order.get(c["kind"], 9))
+
+
+def _bounded(ids: list[str], shown: list[dict[str, Any]]) -> list[str]:
+    """At most ``MAX_MARKED`` of ``ids``: those this ask listed first, so its answer is matched to them."""
+    if len(ids) <= MAX_MARKED:
+        return ids
+    listed = [c["id"] for c in shown]
+    first = set(listed)
+    return [*listed, *(i for i in ids if i not in first)][:MAX_MARKED]
 
 
 def _failure_said(raw: dict[str, Any]) -> str:

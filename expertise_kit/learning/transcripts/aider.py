@@ -50,7 +50,7 @@ _NOTICES = ("Applied edit to ", "Running ", "Commit ", "Added ", _LINT_HEADER)
 _MAX_PATH = 4096  # PATH_MAX on Linux, longer than on macOS and Windows
 # Aider's own lines after a model's answer: its notices, and the user's and its own lines as it writes them,
 # with a Markdown line break (two spaces) at the end. One inside a model's code block ends the block.
-_AIDER_OWN = re.compile(r"^> (?:Tokens: |Applied edit to |Commit [0-9a-f]{7,} )|^(?:####|>) .*\S  $")
+_AIDER_OWN = re.compile(r"^> (?:Tokens: |Applied edit to |Commit [0-9a-f]{7,} )|^(?:####|>) .*  $")
 # The model aider says it uses.
 _MODEL = re.compile(r"^(?:Main model|Model): (\S+)")
 # Chat modes: what follows the command is the request itself.
