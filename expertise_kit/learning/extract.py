@@ -311,9 +311,8 @@ def _unheaded(text: str) -> str:
     where no line reads as an error, what the command printed first is what it said ("You are not logged
     into any GitHub hosts")."""
     lines = text.strip().splitlines()
-    said = (n for n, line in enumerate(lines) if line.strip() and not _HEADER.match(line.strip())
-            and not _SHELL_START.match(line.strip()) and not _PROGRESS.match(line.strip())
-            and not _CODE.search(line.strip()))  # fmt: skip
+    said = (n for n, line in enumerate(map(str.strip, lines)) if line and not _HEADER.match(line)
+            and not _SHELL_START.match(line) and not _PROGRESS.match(line) and not _CODE.search(line))  # fmt: skip
     return "\n".join(lines[next(said, len(lines)) :])
 
 
@@ -556,7 +555,7 @@ def _undone(calls: list[ToolCall]) -> set[str]:
 
 _PROSE = {".md", ".markdown", ".rst", ".adoc"}  # not .txt: requirements.txt, CMakeLists.txt
 # Options that only change how a command prints what it found (and their values).
-_PRINTING = {"--jq", "-q", "--jq=", "--json", "--quiet", "--silent", "-s", "--format", "--pretty", "--template",
+_PRINTING = {"--jq", "-q", "--json", "--quiet", "--silent", "-s", "--format", "--pretty", "--template",
              "--verbose", "-v", "--no-pager", "--color", "--no-color", "--porcelain", "-i", "--include"}  # fmt: skip
 
 
@@ -911,8 +910,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             if noise and moved is None:
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue
-            picked = pick_error(scrubbed)
-            error = picked or ctx.first_line(_unheaded(scrubbed), ERROR_CHARS)
+            error = pick_error(scrubbed) or ctx.first_line(_unheaded(scrubbed), ERROR_CHARS)
             offline = _offline_run(call, later) if unreachable else None
             if unreachable and offline is not None:  # no network here, and the session found the way around it
                 change = _command_change(call.command, offline.command, ctx)
@@ -926,8 +924,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             if aliased:  # a fact about this shell, kept the first time
                 extraction.learnings.append(_setup_fact(session, call, issue, error, aliased, ctx))
                 continue
-            said = picked or (error if _unheaded(scrubbed).strip() else "")  # "": it printed nothing of its own
-            if moved is None and _lookup_miss(call, said):
+            if moved is None and _lookup_miss(call, error):  # "": it printed nothing of its own
                 moved = _found_elsewhere(call, later, ctx)
                 if moved is None:
                     reason = "a look-up that found nothing: a guessed path or an empty search"

@@ -79,9 +79,10 @@ class _Aider:
                 self.fenced = not line.startswith("```")
                 return
             self.fenced = False  # a block left open (models' fences are not always paired): aider is talking
-        if line.startswith("#### ") and not self.typed:  # a message's first line tells how aider writes them
-            self.breaks = self.breaks or line.endswith("  ")
-        if line == "####" or line.startswith("#### ") and not (self.breaks and not line.endswith("  ")):
+        broken = line.endswith("  ")  # aider's Markdown line break
+        if line.startswith("#### ") and broken and not self.typed:  # a message's first line shows how aider writes
+            self.breaks = True
+        if line == "####" or line.startswith("#### ") and (broken or not self.breaks):
             # once the history shows aider's line break, a `####` line without one is the model's heading
             self._current().records += 1
             self.typed.append(line[5:].rstrip())
