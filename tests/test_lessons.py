@@ -150,6 +150,36 @@ def test_a_rule_is_made_of_the_users_own_words(prompts: list[str]) -> None:
         assert words(rule) <= said, rule
 
 
+def test_a_long_pasted_document_is_read_whole_and_gives_no_rules(tmp_path: Path) -> None:
+    # Its imperatives sit in its first 1,000 characters: the whole paste is what shows it is one.
+    doc = ["Summarize this vendor style guide for me in one paragraph."]
+    doc += ["Always wrap database calls in a retry decorator with exponential backoff and jitter enabled."]
+    doc += [f"Paragraph {n} goes on about release trains, branch naming and ownership of modules." for n in range(40)]
+    s = ClaudeSession()
+    s.prompt("\n".join(doc))
+    s.say("ok")
+    session = read_sessions(s.write(tmp_path / "a.jsonl"))[0]
+    assert len(session.prompts[0]) > 3000
+    assert user_rules(session.prompts) == []
+    assert user_rules(["\n".join(doc[:2])]) == [doc[1]]  # the same words, typed
+
+
+def test_a_rule_deep_in_a_long_typed_prompt_is_read(tmp_path: Path) -> None:
+    words = "We sell through forty stores in three regions and the reports are read on Monday mornings. " * 14
+    s = ClaudeSession()
+    s.prompt(words + "Never call the billing API from the frontend.")
+    s.say("ok")
+    [session] = read_sessions(s.write(tmp_path / "a.jsonl"))
+    assert user_rules(session.prompts) == ["Never call the billing API from the frontend."]
+
+
+def test_a_correction_takes_a_few_words_before_it_and_no_more() -> None:
+    said = "no, actually, but there's no `--force` here"
+    assert user_rules([said]) == [said.capitalize()]
+    # Each comma used to start a run over every "no," after it: 20,000 characters of them took seconds.
+    assert user_rules(["x" + ", no" * 4900 + " ok"]) == []
+
+
 def test_a_rule_is_stored_where_it_belongs_and_recurs_across_sessions(project: Path, run: Cli, tmp_path: Path) -> None:
     first = ClaudeSession("5e55104e-1d2c-4b1a-9f00-000000000001")
     first.prompt("Add the refund endpoint. Always run the database migrations inside a transaction.")

@@ -33,7 +33,7 @@ from expertise_kit.learning.quality import (
 )
 from expertise_kit.learning.redact import redact
 from expertise_kit.learning.rules import RULE_CHARS, user_rules
-from expertise_kit.learning.transcripts.model import Session, ToolCall
+from expertise_kit.learning.transcripts.model import MAX_TASK_CHARS, Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of, programs_in
 
 __all__ = [
@@ -1273,7 +1273,7 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
     said = [str(getattr(c, "said", "") or "") for c in session.threads.get("main", [])]
     known = {error_signature(str(i.raw.get("error", ""))) for i in extraction.learnings if i.kind == "failure"}
     for prompt in session.prompts[:20]:
-        scrubbed = redact(prompt)
+        scrubbed = redact(prompt[:MAX_TASK_CHARS])  # the error is looked for where the user's paste starts
         lines = [line for line in scrubbed.splitlines() if line.strip()]
         if len(lines) < 2 and len(scrubbed) < 60:
             continue

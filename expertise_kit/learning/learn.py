@@ -15,7 +15,7 @@ from expertise_kit.learning.held import HeldFailures
 from expertise_kit.learning.quality import rejection_reason
 from expertise_kit.learning.reflect import asked_candidates, lesson_words, one_lesson
 from expertise_kit.learning.transcripts import iter_sessions
-from expertise_kit.learning.transcripts.model import safe_session_id
+from expertise_kit.learning.transcripts.model import MAX_TASK_CHARS, safe_session_id
 from expertise_kit.store import MergeResult, Store
 
 __all__ = ["LearnReport", "learn_from"]
@@ -191,7 +191,7 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
         report.extractions.append(extraction)
         modified = [f for learning in extraction.learnings for f in learning.files if learning.kind == "file"]
         asked = [session.task, *(p for p in session.prompts if p != session.task)][:3]
-        primary = classify(" ".join(asked), modified, rules).domain
+        primary = classify(" ".join(p[:MAX_TASK_CHARS] for p in asked), modified, rules).domain
         report.sessions.append(_session_record(extraction, primary))
         for rejected in extraction.rejected:
             report.rejected.setdefault(primary, []).append(

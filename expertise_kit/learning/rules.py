@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from expertise_kit.learning.transcripts.model import MAX_PROMPT_CHARS
+
 __all__ = ["user_rules", "MAX_RULES_PER_SESSION", "RULE_CHARS"]
 
 MAX_RULES_PER_SESSION = 6
@@ -79,7 +81,6 @@ _FILLER = frozenset(
 )  # fmt: skip
 _PASTED = re.compile(r"^\s*(?:>|\$ |#!|\s{4}|\t|at\s+\S+\(|File \"|Traceback|[│┃|⎿●✓✗]\s)")
 _TEMPLATE = re.compile(r"^\s*#{1,6}\s|<[a-zA-Z_][\w-]{0,40}(?:\s[^>\n]{0,200})?>|\{\{|\*\*[^*\n]{1,80}\*\*:", re.M)
-_MAX_PROMPT = 20_000  # longer than anyone types: a pasted document, read for no rule
 # Talk about the conversation, not a rule: "I'm not saying you should ...", "I think we should ...".
 _CHAT = re.compile(
     r"\b(?:i|you|we)\s+(?:should|shouldn't)\b|\bi'?m\s+not\s+saying\b|[吗呢]\s*$|"
@@ -103,7 +104,7 @@ _SOON = (  # at once: after an article and one word at most; camelCase is case-s
     r"\s+(?:(?:the|a|an|le|la|les|el|los|der|die|das)\s+)?(?:[^\W\d_][\w'-]*\s+)??(?-i:" + _EXACT_TEXT + ")"
 )
 _CORRECTION = re.compile(
-    r"(?:^|[,;:)]\s*)(?:(?:no|nope|actually|first|second|also|and|but)[,!]?\s+)*"
+    r"(?:^|[,;:)]\s*)(?:(?:no|nope|actually|first|second|also|and|but)[,!]?\s+){0,3}"
     r"(?:there(?:'s|\s+is|\s+are)\s+(?:no|only)|il\s+n'y\s+a\s+(?:pas\s+d[e']|que)|no\s+(?:hay|existe)|"
     r"es\s+gibt\s+(?:kein\w*|nur))" + _SOON + "|"
     r"\b(?:to\s+use\s+(?:is|are)|à\s+utiliser\s+(?:est|sont)|a\s+usar\s+es|zu\s+verwenden\s+ist)" + _SOON + "|"
@@ -197,7 +198,7 @@ def user_rules(prompts: list[str]) -> list[str]:
     found: dict[str, str] = {}
     for prompt in prompts:
         lines = prompt.count("\n") + 1
-        if lines > 15 or len(prompt) > _MAX_PROMPT or _TEMPLATE.search(prompt):
+        if lines > 15 or len(prompt) >= MAX_PROMPT_CHARS or _TEMPLATE.search(prompt):
             continue  # a template or a pasted document: its imperatives are not the user's own
         before = ""
         sentences = _sentences(prompt)

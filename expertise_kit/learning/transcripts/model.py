@@ -18,6 +18,7 @@ __all__ = [
     "MAX_ERROR_CHARS",
     "MAX_COMMAND_CHARS",
     "MAX_PROMPT_CHARS",
+    "MAX_TASK_CHARS",
     "MAX_SUMMARY_CHARS",
     "MAX_SESSION_ID_CHARS",
     "record_kind",
@@ -27,7 +28,10 @@ __all__ = [
 
 MAX_ERROR_CHARS = 4000  # kept per failed call while reading; the stored error is cut to 200 later
 MAX_COMMAND_CHARS = 2000
-MAX_PROMPT_CHARS = 1000
+# A prompt is kept whole up to this, so that what reads it (the user's rules, the errors they pasted) sees a
+# pasted document as the document it is; nobody types more, and a prompt cut here says so by its length.
+MAX_PROMPT_CHARS = 20_000
+MAX_TASK_CHARS = 1000  # of a prompt, when it is classified as the session's task
 # A compaction summary is the model's own account of the work so far ("Errors and fixes" included);
 # real ones run to about 20,000 characters.
 MAX_SUMMARY_CHARS = 40_000
