@@ -173,6 +173,13 @@ def test_a_rule_deep_in_a_long_typed_prompt_is_read(tmp_path: Path) -> None:
     assert user_rules(session.prompts) == ["Never call the billing API from the frontend."]
 
 
+def test_megabytes_of_prompts_are_read_for_rules_only_so_far() -> None:
+    filler = ["We sell through forty stores in three regions, and the reports are read on Monday mornings. " * 40]
+    prompts = ["Never call the billing API from the frontend.", *filler * 100, "Always tag releases with a v prefix."]
+    assert user_rules(prompts) == ["Never call the billing API from the frontend."]
+    assert len(user_rules(prompts[:1] + filler * 10 + prompts[-1:])) == 2
+
+
 def test_a_correction_takes_a_few_words_before_it_and_no_more() -> None:
     said = "no, actually, but there's no `--force` here"
     assert user_rules([said]) == [said.capitalize()]

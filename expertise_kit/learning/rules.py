@@ -20,6 +20,9 @@ __all__ = ["user_rules", "MAX_RULES_PER_SESSION", "RULE_CHARS"]
 MAX_RULES_PER_SESSION = 6
 RULE_CHARS = 200
 _MIN_CHARS = 12
+# Read for rules, per session, at most: real sessions' prompts come to 10,000 characters at most, while a
+# transcript holding megabytes of them is made by a program and would take seconds.
+_READ_CHARS = 200_000
 
 # A rule's marker, at the start of a sentence (after "please", "and", "also" ...).
 _LEAD = r"(?:(?:please|and|also|but|so|oh|ok|okay|note|remember|important)[,:]?\s+)*"
@@ -161,8 +164,7 @@ def _corrects(sentence: str) -> bool:
 def _is_rule(sentence: str) -> bool:
     if "?" in sentence or "？" in sentence:
         return False  # a question asks; it sets no rule
-    cjk = bool(_CJK.search(sentence))
-    if len(sentence) < (6 if cjk else _MIN_CHARS) or len(sentence) > 250 or _CHAT.search(sentence):
+    if len(sentence) > 250 or len(sentence) < (6 if _CJK.search(sentence) else _MIN_CHARS) or _CHAT.search(sentence):
         return False
     marked = bool(_START.match(sentence) or _ANYWHERE.search(sentence) or _SETUP.match(sentence))
     marked = marked or bool(_OTHER.search(sentence)) or _corrects(sentence)
@@ -196,16 +198,23 @@ def _tidy(sentence: str) -> str:
 def user_rules(prompts: list[str]) -> list[str]:
     """The standing rules and setup facts in the user's prompts, in order, each once."""
     found: dict[str, str] = {}
+    read = 0
     for prompt in prompts:
         lines = prompt.count("\n") + 1
-        if lines > 15 or len(prompt) >= MAX_PROMPT_CHARS or _TEMPLATE.search(prompt):
-            continue  # a template or a pasted document: its imperatives are not the user's own
+        if lines > 15 or len(prompt) >= MAX_PROMPT_CHARS:
+            continue  # a pasted document: its imperatives are not the user's own
+        read += len(prompt)
+        if read > _READ_CHARS:
+            break
+        if _TEMPLATE.search(prompt):
+            continue  # a template, the same
         before = ""
         sentences = _sentences(prompt)
         for number, sentence in enumerate(sentences):
             after = sentences[number + 1] if number + 1 < len(sentences) else ""
-            correction = _CORRECTION.search(sentence) if len(sentence) > 250 else None
-            if correction:  # a long preamble, then the correction: keep the correction's clause
+            # A long preamble, then the correction: the correction's clause is kept, if it fits in a rule.
+            correction = _CORRECTION.search(sentence, len(sentence) - 260) if len(sentence) > 250 else None
+            if correction:
                 clause = max(sentence.rfind(mark, 0, correction.start() + 1) for mark in ",;:)") + 1
                 start = clause if len(sentence) - clause <= 250 else correction.start()  # else still too long
                 sentence = sentence[start:].lstrip(" ,;:)")
