@@ -297,8 +297,8 @@ def test_binary_bytes_down_a_pipe_are_refused(project: Path, run: Cli, tmp_path:
     result = run("learn", str(fifo))
     writer.join()
     assert result.exit_code == 1
-    assert result.stderr.splitlines() == [f"expertise: error: {fifo}: is a binary file, not a JSON-lines transcript; "
-                                          "pass the session .jsonl"]  # fmt: skip
+    assert result.stderr.splitlines() == [f"expertise: error: {fifo}: is a binary file, not a transcript; "
+                                          "pass the session's .jsonl, or aider's .aider.chat.history.md"]  # fmt: skip
     assert snapshot(project) == before
 
 

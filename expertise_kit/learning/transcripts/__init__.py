@@ -22,7 +22,14 @@ from expertise_kit.learning.transcripts.codex import CODEX_TYPES
 from expertise_kit.learning.transcripts.cursor import cursor_record
 from expertise_kit.learning.transcripts.gemini import gemini_document
 from expertise_kit.learning.transcripts.generic import GENERIC_TYPES
-from expertise_kit.learning.transcripts.lines import LineReport, json_lines, looks_binary, read_once, spooled
+from expertise_kit.learning.transcripts.lines import (
+    LineReport,
+    binary_file,
+    json_lines,
+    looks_binary,
+    read_once,
+    spooled,
+)
 from expertise_kit.learning.transcripts.model import Session, ToolCall, settle_session_id
 from expertise_kit.learning.transcripts.model import record_kind as _kind
 from expertise_kit.vocab import format_names
@@ -144,7 +151,7 @@ def iter_sessions(paths: Iterable[Path], fmt: str, errors: list[UserError]) -> I
 def _read(path: Path, fmt: str, label: Path) -> list[Session]:
     """Read ``path``, naming it ``label`` to the user (they differ when ``path`` is a pipe's copy)."""
     if looks_binary(path):
-        raise UserError("is a binary file, not a JSON-lines transcript", path=label, hint="pass the session .jsonl")
+        raise binary_file(label)
     if fmt == "auto":
         detected = detect_format(path)
         if detected is None:

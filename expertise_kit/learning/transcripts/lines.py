@@ -48,6 +48,12 @@ class LineReport:
             self.messages.append(f"{self.path}:{line_number}: {why}, skipped")
 
 
+def binary_file(label: Path) -> UserError:
+    """What is said of a file with a NUL byte in its first 8 KiB: no agent writes one."""
+    return UserError("is a binary file, not a transcript", path=label,
+                     hint="pass the session's .jsonl, or aider's .aider.chat.history.md")  # fmt: skip
+
+
 def looks_binary(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
@@ -91,9 +97,7 @@ def _copy_bounded(source: IO[bytes], copy: Path, label: Path) -> None:
         while chunk := source.read(_CHUNK):
             if total < _BINARY_PROBE and b"\x00" in chunk[: _BINARY_PROBE - total]:
                 # Said before the copy, not after: `/dev/zero` would otherwise fill the disk first.
-                raise UserError(
-                    "is a binary file, not a JSON-lines transcript", path=label, hint="pass the session .jsonl"
-                )
+                raise binary_file(label)
             total += len(chunk)
             if total > MAX_SPOOL_BYTES:
                 raise UserError(
