@@ -68,6 +68,20 @@ def test_session_ids_are_stable_and_tell_files_apart(history: Path, tmp_path: Pa
     assert not set(ids) & {s.id for s in read_sessions(other)}  # another project's history, same times
 
 
+def test_sessions_started_in_the_same_second_are_told_apart(tmp_path: Path) -> None:
+    path = tmp_path / HISTORY
+    header = "# aider chat started at 2026-11-20 09:15:02\n\n"
+    edit = "> Applied edit to shop/cart.py  \n\n"
+    path.write_text("".join(f"{header}#### add a {thing}\n\n{edit}" for thing in ("cart", "till", "shelf")))
+    ids = [s.id for s in read_sessions(path)]
+    assert len(set(ids)) == 3 and ids[0].endswith("T091502") and ids[1:] == [ids[0] + "-2", ids[0] + "-3"]
+    with path.open("a") as grown:
+        grown.write("\n# aider chat started at 2026-11-20 09:16:40\n\n#### and a till\n")
+    assert [s.id for s in read_sessions(path)][:3] == ids  # the history grew: the same sessions, the same ids
+    calls = [c.call_id for s in read_sessions(path) for c in s.calls]
+    assert len(calls) == 3 and len(set(calls)) == 3
+
+
 def test_detected_by_name_or_by_its_first_line(history: Path, tmp_path: Path) -> None:
     assert detect_format(history) == "aider"
     renamed = tmp_path / "chat.md"

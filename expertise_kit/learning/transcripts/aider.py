@@ -123,6 +123,10 @@ class _Aider:
             name = f"aider-{self.key}-{year}{month}{day}T{hour}{minute}{second}"
         else:
             started, name = "", f"aider-{self.key}-{len(self.sessions)}"
+        # Two aiders started in the same second: the second is told apart by its place in the file, which
+        # stays the same as the history grows, so learning it again finds the same sessions.
+        same = sum(1 for s in self.sessions if s.id == name or s.id.startswith(name + "-"))
+        name = f"{name}-{same + 1}" if same else name
         self.session = Session(id=name, format="aider", source=self.shown, started=started, files_read=[self.shown])
         self.sessions.append(self.session)
 
