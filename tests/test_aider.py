@@ -204,8 +204,8 @@ def test_a_binary_file_named_like_a_history_is_one_line_of_error(project: Path, 
     result = run("learn", str(path))
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
-        f"expertise: error: {path}: is a binary file, not a transcript; pass the session's .jsonl, or aider's "
-        ".aider.chat.history.md"
+        f"expertise: error: {path}: is a binary file, not a transcript; pass the agent's session file (.jsonl, "
+        ".json, or aider's .aider.chat.history.md)"
     ]
     assert snapshot(project) == before
 

@@ -298,7 +298,8 @@ def test_binary_bytes_down_a_pipe_are_refused(project: Path, run: Cli, tmp_path:
     writer.join()
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [f"expertise: error: {fifo}: is a binary file, not a transcript; "
-                                          "pass the session's .jsonl, or aider's .aider.chat.history.md"]  # fmt: skip
+                                          "pass the agent's session file (.jsonl, .json, or aider's "
+                                          ".aider.chat.history.md)"]  # fmt: skip
     assert snapshot(project) == before
 
 

@@ -154,7 +154,7 @@ def test_a_long_pasted_document_is_read_whole_and_gives_no_rules(tmp_path: Path)
     # Its imperatives sit in its first 1,000 characters: the whole paste is what shows it is one.
     doc = ["Summarize this vendor style guide for me in one paragraph."]
     doc += ["Always wrap database calls in a retry decorator with exponential backoff and jitter enabled."]
-    doc += [f"Paragraph {n} goes on about release trains, branch naming and ownership of modules." for n in range(40)]
+    doc += [f"Paragraph {n} goes on about release trains, branch naming and ownership of modules." for n in range(60)]
     s = ClaudeSession()
     s.prompt("\n".join(doc))
     s.say("ok")
@@ -162,6 +162,13 @@ def test_a_long_pasted_document_is_read_whole_and_gives_no_rules(tmp_path: Path)
     assert len(session.prompts[0]) > 3000
     assert user_rules(session.prompts) == []
     assert user_rules(["\n".join(doc[:2])]) == [doc[1]]  # the same words, typed
+    one_per_paragraph = "\n".join(doc[:2] + [" ".join(doc[2:])])  # a web page copied: a line a paragraph
+    s = ClaudeSession()
+    s.prompt(one_per_paragraph)
+    s.say("ok")
+    [session] = read_sessions(s.write(tmp_path / "b.jsonl"))
+    assert one_per_paragraph.count("\n") == 2 and len(one_per_paragraph) > 4000
+    assert user_rules(session.prompts) == []
 
 
 def test_a_rule_deep_in_a_long_typed_prompt_is_read(tmp_path: Path) -> None:
@@ -178,13 +185,15 @@ def test_megabytes_of_prompts_are_read_for_rules_only_so_far() -> None:
     prompts = ["Never call the billing API from the frontend.", *filler * 100, "Always tag releases with a v prefix."]
     assert user_rules(prompts) == ["Never call the billing API from the frontend."]
     assert len(user_rules(prompts[:1] + filler * 10 + prompts[-1:])) == 2
+    pasted = ["{" + '"k": 1, ' * 500 + "}"]  # one line, cut at the cap: pasted, and read for nothing
+    assert len(user_rules(prompts[:1] + pasted * 1000 + prompts[-1:])) == 2
 
 
 def test_a_correction_takes_a_few_words_before_it_and_no_more() -> None:
     said = "no, actually, but there's no `--force` here"
     assert user_rules([said]) == [said.capitalize()]
-    # Each comma used to start a run over every "no," after it: 20,000 characters of them took seconds.
-    assert user_rules(["x" + ", no" * 4900 + " ok"]) == []
+    # Bounded: each comma started a run over every "no," after it, and 20,000 characters of them took seconds.
+    assert user_rules(["no no no no there's no `--force` flag on this deploy CLI"]) == []
 
 
 def test_a_rule_is_stored_where_it_belongs_and_recurs_across_sessions(project: Path, run: Cli, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ __all__ = ["user_rules", "MAX_RULES_PER_SESSION", "RULE_CHARS"]
 MAX_RULES_PER_SESSION = 6
 RULE_CHARS = 200
 _MIN_CHARS = 12
-# Read for rules, per session, at most: real sessions' prompts come to 10,000 characters at most, while a
+# Typed prompts read for rules, per session, at most: real sessions type 10,000 characters at most, while a
 # transcript holding megabytes of them is made by a program and would take seconds.
 _READ_CHARS = 200_000
 
@@ -202,7 +202,7 @@ def user_rules(prompts: list[str]) -> list[str]:
     for prompt in prompts:
         lines = prompt.count("\n") + 1
         if lines > 15 or len(prompt) >= MAX_PROMPT_CHARS:
-            continue  # a pasted document: its imperatives are not the user's own
+            continue  # a pasted document (cut where it reached the cap): its imperatives are not the user's own
         read += len(prompt)
         if read > _READ_CHARS:
             break

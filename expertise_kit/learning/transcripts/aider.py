@@ -63,6 +63,7 @@ class _Aider:
         where = os.path.abspath(shown).encode("utf-8", "surrogateescape")
         self.key = hashlib.sha256(where).hexdigest()[:8]
         self.sessions: list[Session] = []
+        self.started: dict[str, int] = {}  # sessions per id before its same-second suffix
         self.session: Session | None = None
         self.typed: list[str] = []  # the user's message being read, a line at a time
         self.shell: ToolCall | None = None  # the command the user ran this turn (/run, /test, !cmd)
@@ -125,7 +126,8 @@ class _Aider:
             started, name = "", f"aider-{self.key}-{len(self.sessions)}"
         # Two aiders started in the same second: the second is told apart by its place in the file, which
         # stays the same as the history grows, so learning it again finds the same sessions.
-        same = sum(1 for s in self.sessions if s.id == name or s.id.startswith(name + "-"))
+        same = self.started.get(name, 0)
+        self.started[name] = same + 1
         name = f"{name}-{same + 1}" if same else name
         self.session = Session(id=name, format="aider", source=self.shown, started=started, files_read=[self.shown])
         self.sessions.append(self.session)

@@ -50,8 +50,8 @@ class LineReport:
 
 def binary_file(label: Path) -> UserError:
     """What is said of a file with a NUL byte in its first 8 KiB: no agent writes one."""
-    return UserError("is a binary file, not a transcript", path=label,
-                     hint="pass the session's .jsonl, or aider's .aider.chat.history.md")  # fmt: skip
+    hint = "pass the agent's session file (.jsonl, .json, or aider's .aider.chat.history.md)"
+    return UserError("is a binary file, not a transcript", path=label, hint=hint)
 
 
 def looks_binary(path: Path) -> bool:

@@ -28,9 +28,9 @@ __all__ = [
 
 MAX_ERROR_CHARS = 4000  # kept per failed call while reading; the stored error is cut to 200 later
 MAX_COMMAND_CHARS = 2000
-# A prompt is kept whole up to this, so that what reads it (the user's rules, the errors they pasted) sees a
-# pasted document as the document it is; nobody types more, and a prompt cut here says so by its length.
-MAX_PROMPT_CHARS = 20_000
+# A prompt is kept whole up to this, so that the rule reader sees a pasted document as the document it is.
+# Typed prompts in real sessions run to about 2,600 characters; one cut here was pasted, and says so by its length.
+MAX_PROMPT_CHARS = 4000
 MAX_TASK_CHARS = 1000  # of a prompt, when it is classified as the session's task
 # A compaction summary is the model's own account of the work so far ("Errors and fixes" included);
 # real ones run to about 20,000 characters.
