@@ -376,3 +376,14 @@ def test_learning_into_a_full_file_prunes_and_says_so(project: Path, run: Cli, t
     assert "hand-written" not in result.stderr  # ...and here they were enough
     text = path.read_text()
     assert text.count("\n") <= 50 and all(f"  - rule {n}\n" in text for n in range(36))
+
+
+def test_claude_codes_own_words_open_a_result_and_a_file_that_quotes_them_is_no_interrupt(tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("Summarize the permissions doc")
+    quoting = "# Permissions\n" + "Each tool asks first. " * 60 + "Permission to use Bash is asked once a session.\n"
+    s.tool("Read", {"file_path": f"{CWD}/docs/permissions.md"}, quoting)
+    s.tool("Bash", {"command": "rm -rf build"}, "Permission to use Bash with command rm -rf build has been denied.")
+    read, denied = read_transcript(s.write(tmp_path / "a.jsonl")).calls
+    assert quoting.index("Permission to use") > 1000
+    assert (read.ok, read.interrupted) == (True, False) and denied.interrupted

@@ -69,7 +69,7 @@ def _exit_code(text: str, extra: Any) -> int | None:
         for key in ("exitCode", "exit_code", "returnCode"):
             if isinstance(extra.get(key), int):
                 return int(extra[key])
-    head = text.lstrip()[:40]
+    head = (text.lstrip() if text[:1].isspace() else text)[:40]  # no copy of a long output to read its start
     if head.startswith("Exit code "):
         number = head[len("Exit code ") :].split(maxsplit=1)[0] if len(head) > 10 else ""
         if number.lstrip("-").isdigit():
@@ -77,10 +77,11 @@ def _exit_code(text: str, extra: Any) -> int | None:
     return None
 
 
-# Claude Code's own words (a refusal, an interrupt) open the result they make up; a successful result is
-# looked at only this far for them. A Read's result is a whole file, ten thousand of them are most of a
-# long session's bytes, and a marker deep inside one is the file's text, not Claude Code speaking.
-_MARKER_HEAD = 4000
+# Claude Code's own words (a refusal, an interrupt) open the result they make up (in the fixtures, all 17
+# within its first 200 characters); a successful result is looked at only this far for them. A Read's result
+# is a whole file, ten thousand of them are most of a long session's bytes, and a marker deep inside one is
+# the file's text, not Claude Code speaking.
+_MARKER_HEAD = 1000
 
 
 def _apply_result(block: dict[str, Any], call: ToolCall, extra: Any) -> None:
