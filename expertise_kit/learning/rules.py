@@ -20,7 +20,7 @@ __all__ = ["user_rules", "MAX_RULES_PER_SESSION", "RULE_CHARS"]
 MAX_RULES_PER_SESSION = 6
 RULE_CHARS = 200
 _MIN_CHARS = 12
-# Typed prompts read for rules, per session, at most: real sessions type 10,000 characters at most, while a
+# Prompts read for rules, per session, at most: real sessions type 10,000 characters at most, while a
 # transcript holding megabytes of them is made by a program and would take seconds.
 _READ_CHARS = 200_000
 
