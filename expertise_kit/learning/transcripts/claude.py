@@ -69,7 +69,7 @@ def _exit_code(text: str, extra: Any) -> int | None:
         for key in ("exitCode", "exit_code", "returnCode"):
             if isinstance(extra.get(key), int):
                 return int(extra[key])
-    head = (text.lstrip() if text[:1].isspace() else text)[:40]  # no copy of a long output to read its start
+    head = text.lstrip()[:40]
     if head.startswith("Exit code "):
         number = head[len("Exit code ") :].split(maxsplit=1)[0] if len(head) > 10 else ""
         if number.lstrip("-").isdigit():
