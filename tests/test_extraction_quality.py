@@ -16,6 +16,7 @@ from expertise_kit.learning.extract import extract, main_program, pick_error, pr
 from expertise_kit.learning.quality import harness_noise, says_nothing, solution_names_action
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of
+from expertise_kit.learning.transcripts.tools import tool_call
 from expertise_kit.project import find_project
 from expertise_kit.store import Store
 
@@ -280,6 +281,35 @@ def test_an_edit_of_the_file_the_error_names_is_a_fix_said_as_not_re_run() -> No
     for session in (other, ran):
         [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
         assert "solution" not in failure, failure
+
+
+def test_an_edit_fix_says_the_lines_it_changed_and_what_they_were() -> None:
+    """The lines an edit quotes around its change are left out, and the lines it replaced are said: the
+    difference is the lesson (`input()` in a script the agent runs, a config key's right name)."""
+    old = 'def main():\n    play(track)\n    input("Press Enter to continue")\n    return 0\n'
+    new = "def main():\n    play(track)\n    time.sleep(3)\n    return 0\n"
+    edit = tool_call("2", "Edit", {"file_path": f"{CWD}/play.py", "old_string": old, "new_string": new}, "main", "")
+    assert (edit.excerpt, edit.removed) == ("time.sleep(3)", 'input("Press Enter to continue")')
+    edit.ok = True
+    session = _session(
+        ToolCall("1", "Bash", command="python play.py", ok=False, error="EOFError: EOF when reading a line"),
+        edit,
+        ToolCall("3", "Bash", command="python play.py", ok=True),
+    )
+    [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+    assert failure["solution"] == 'changed play.py: `time.sleep(3)` (was `input("Press Enter to continue")`)'
+    # Lines only taken out are said as removed; a MultiEdit's edits each lose their unchanged lines.
+    cut = tool_call("4", "Edit", {"file_path": "a.py", "old_string": "a\nimport pdb\nb", "new_string": "a\nb"}, "", "")
+    assert (cut.excerpt, cut.removed) == ("", "import pdb")
+    many = tool_call("5", "MultiEdit", {"file_path": "k.json", "edits": [
+        {"old_string": '{\n  "ignoreUnlisted": [],\n}', "new_string": '{\n  "ignoreDependencies": [],\n}'},
+        {"old_string": "x = 1", "new_string": "x = 2"},
+    ]}, "", "")  # fmt: skip
+    assert many.excerpt == '"ignoreDependencies": [], x = 2' and many.removed == '"ignoreUnlisted": [], x = 1'
+    # A patch says its removed lines the same way; its unchanged lines were never in the excerpt.
+    patch = "*** Begin Patch\n*** Update File: a.rs\n@@\n fn a() {\n-    x.is_some()\n+    x.is_ok()\n }\n*** End Patch"
+    patched = tool_call("6", "apply_patch", {"input": patch}, "", "")
+    assert (patched.excerpt, patched.removed) == ("x.is_ok()", "x.is_some()")
 
 
 def test_the_agents_next_words_are_kept_only_when_they_speak_of_the_failure() -> None:

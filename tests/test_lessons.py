@@ -511,6 +511,29 @@ def test_output_of_a_program_the_command_runs_itself_is_no_alias(command: str, e
     assert not [item for item in extract(session, CWD).learnings if item.gotcha]
 
 
+def test_a_program_the_sandbox_kills_every_time_is_a_fact_about_the_setup() -> None:
+    killed = "sandbox error: command was killed by a signal"
+
+    def facts(*calls: ToolCall) -> list[dict[str, Any]]:
+        learned = extract(_session(*calls), CWD).learnings
+        return [item.raw for item in learned if item.gotcha and "kills" in str(item.raw.get("solution"))]
+
+    runs = (
+        ToolCall("1", "Bash", command="pytest tests/unit -q", ok=False, error=killed),
+        ToolCall("2", "Bash", command="pytest --version", ok=False, error=killed),
+        ToolCall("3", "Bash", command="python3 -m pytest tests/unit -q", ok=False,
+                 error="TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'"),
+    )  # fmt: skip
+    [fact] = facts(*runs)
+    assert fact["error"].endswith("in each of 2 runs of `pytest`")
+    way = "`python3 -m pytest` ran; or run it outside the sandbox"
+    assert fact["solution"] == f"the agent's sandbox kills `pytest` here: {way}"
+    assert facts(*runs[:2])[0]["solution"].endswith("run it another way; or run it outside the sandbox")
+    # Killed once, or killed and then run in the sandbox after all: a hiccup, noise as before.
+    assert not facts(runs[0], runs[2])
+    assert not facts(*runs[:2], ToolCall("4", "Bash", command="pytest -q", ok=True))
+
+
 @pytest.mark.parametrize(
     "error",
     [
@@ -518,6 +541,7 @@ def test_output_of_a_program_the_command_runs_itself_is_no_alias(command: str, e
         "fatal: ambiguous argument 'main': unknown revision or path not in the working tree.",
         'sed: 1: "s/a/b/": invalid command code s',
         "the input device is not a TTY",
+        "EOFError: EOF when reading a line",  # a script's input() with no terminal to read from
         "litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider you are trying to call.",
         "error: externally-managed-environment",
         'OpenGPU error 403: {"detail":"Your tier does not have access to direct mode for openai.Qwen/Qwen3-Coder"}',

@@ -15,6 +15,7 @@ from expertise_kit.learning.extract import extract
 from expertise_kit.learning.transcripts.claude import read_claude
 from expertise_kit.learning.transcripts.codex import read_codex
 from expertise_kit.learning.transcripts.generic import read_generic
+from expertise_kit.learning.transcripts.tools import _changed_lines
 
 KEYS = [
     "type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "sessionId", "cwd", "timestamp", "message",
@@ -115,3 +116,21 @@ def test_heredoc_bodies_are_data_not_commands() -> None:
     assert main_program("tree . -I 'node_modules|.git' -L 3") == "tree"
     assert main_program("make &> build.log && echo done") == "make"
     assert main_program("npm test 2>&1 | tail -20") == "npm test"
+
+
+_lines = st.lists(st.sampled_from(["a", "b", "  a", "c = 1", ""]), max_size=8)
+
+
+@given(before=_lines, after=_lines)
+def test_an_edits_change_is_what_lies_between_its_unchanged_ends(before: list[str], after: list[str]) -> None:
+    """The lines said taken out and put in are the middles of old and new: what is left of each around
+    them is the same lines (as read, blanks aside), and no wider change is claimed than there is."""
+    old, new = "\n".join(before), "\n".join(after)
+    removed, added = _changed_lines(old, new)
+    taken, put = (text.split("\n") if text else [] for text in (removed, added))
+    for lines, middle in ((old.splitlines(), taken), (new.splitlines(), put)):
+        assert any(lines[i : i + len(middle)] == middle for i in range(len(lines) - len(middle) + 1))
+    if [line.strip() for line in old.splitlines()] == [line.strip() for line in new.splitlines()]:
+        assert (removed, added) == ("", "")
+    elif taken and put:
+        assert taken[0].strip() != put[0].strip() and taken[-1].strip() != put[-1].strip()

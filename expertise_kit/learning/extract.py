@@ -426,10 +426,9 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
                 parts += closest
             return _join(*parts)  # nothing changed: it just worked on a retry, and that is no fix
         if call.modifies:
-            excerpt = str(getattr(call, "excerpt", "") or "").strip()
             for path in call.modifies:
                 shown = ctx.rel.get(path, PurePosixPath(path).name)
-                edits.append((call, _change_said(shown, excerpt, ctx)))
+                edits.append((call, _change_said(shown, call, ctx)))
         elif call.command and _helps_fix(call.command):
             commands.append((call.command, f"ran `{ctx.first_line(call.command, 80)}`"))
     return _unconfirmed(failed, later, _explanation(texts[:1], failed, ctx), ctx)
@@ -514,9 +513,16 @@ def _same_arguments(failed: ToolCall, call: ToolCall) -> bool:
     return len(before) > 1 and before[1:] == after[1:]
 
 
-def _change_said(shown: str, excerpt: str, ctx: _Context, limit: int = 120) -> str:
-    """An edit as a solution says it: the file and a head of its new lines, or only the file."""
-    return f"changed {shown}: `{ctx.clean(excerpt, limit)}`" if excerpt else f"edited {shown}"
+def _change_said(shown: str, call: ToolCall, ctx: _Context, limit: int = 120) -> str:
+    """An edit as a solution says it: the file, a head of its new lines and of the lines they replaced, or
+    only the file."""
+    added, removed = call.excerpt.strip(), call.removed.strip()
+    if not removed:
+        return f"changed {shown}: `{ctx.clean(added, limit)}`" if added else f"edited {shown}"
+    was = ctx.clean(removed, 60)
+    if not added:
+        return f"changed {shown}: removed `{was}`"
+    return f"changed {shown}: `{ctx.clean(added, limit - 40)}` (was `{was}`)"
 
 
 def _join(*parts: str) -> str | None:
@@ -696,12 +702,11 @@ def _unconfirmed(failed: ToolCall, later: list[ToolCall], said: str, ctx: _Conte
             hit = [p for p in call.modifies if PurePosixPath(p).name in named]
             if not hit:
                 return None
-            excerpt = str(getattr(call, "excerpt", "") or "").strip()
-            if not excerpt:
+            if not (call.excerpt.strip() or call.removed.strip()):
                 return None
             shown = ctx.rel.get(hit[0], PurePosixPath(hit[0]).name)
             parts = [said] if said else []
-            parts.append(f"changed {shown}: `{ctx.clean(excerpt, 120)}` (not re-run)")
+            parts.append(f"{_change_said(shown, call, ctx)} (not re-run)")
             return "; ".join(parts)
         if call.command and main_program(call.command) not in _LOOKUPS:
             return None
@@ -855,6 +860,33 @@ def _setup_fact(session: Session, failed: ToolCall, issue: str, error: str, solu
                     main_program(failed.command), gotcha=True)  # fmt: skip
 
 
+_KILLED = "harness noise: the agent's sandbox killed the command"
+
+
+def _killed_every_time(extraction: Extraction, killed: dict[str, list[ToolCall]], ctx: _Context) -> None:
+    """A program the agent's sandbox killed in each of two or more runs and that never ran in the session:
+    something it does is forbidden there, a fact about the setup and not a passing hiccup. Kept with the
+    way the session ran it instead (`python3 -m pytest` for `pytest`), when one ran."""
+    calls = [call for thread in extraction.session.threads.values() for call in thread if call.command]
+    for program, runs in killed.items():
+        if len(runs) < 2 or any(call.ok is True and main_program(call.command) == program for call in calls):
+            continue
+        word = program.split()[-1]
+        instead = next(
+            (call for call in calls if call.ok is not None and main_program(call.command) != program
+             and word in main_program(call.command).split() and harness_noise(call.error) is None),
+            None,
+        )  # fmt: skip
+        way = "run it another way"
+        if instead:  # `python3 -m pytest`: the command up to the program's name
+            line = ctx.first_line(instead.command, 200)
+            way = f"`{line[: line.find(word) + len(word)] if word in line else line[:80]}` ran"
+        error = f"sandbox error: command was killed by a signal, in each of {len(runs)} runs of `{program}`"
+        issue = ctx.clean(_describe_call(runs[0], ctx), ISSUE_CHARS)
+        solution = f"{SANDBOX_SOLUTION}kills `{program}` here: {way}; or run it outside the sandbox"
+        extraction.learnings.append(_setup_fact(extraction.session, runs[0], issue, error, solution, ctx))
+
+
 def _lookup_miss(call: ToolCall, error: str) -> bool:
     """A read-only look-up that found nothing: the agent guessing a path, not a project lesson. A compound
     of look-ups and helpers (`sleep 60 && ls -t out/ | head && tail log.txt`) is one too."""
@@ -878,6 +910,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
     # error signature -> its sightings, and the thread and position where the calls after the first begin
     tries: dict[str, tuple[int, list[ToolCall], int]] = {}
     learned: dict[str, Learning] = {}  # error signature -> the failure learned for it
+    killed: dict[str, list[ToolCall]] = {}  # program -> its runs the agent's sandbox killed
     for calls in session.threads.values():
         for position, call in enumerate(calls):
             if call.interrupted and call.ok is False:  # kept in --json, but no failure of the code
@@ -908,6 +941,8 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 continue
             moved = _found_elsewhere(call, later, ctx) if noise and "wrong path" in noise else None
             if noise and moved is None:
+                if noise == _KILLED and call.command:
+                    killed.setdefault(main_program(call.command), []).append(call)
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue
             error = pick_error(scrubbed) or ctx.first_line(_unheaded(scrubbed), ERROR_CHARS)
@@ -968,6 +1003,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             learning.fix_files = _fix_files(call, later, rel) if solution else []
             extraction.learnings.append(learning)
             learned[signature] = learning
+    _killed_every_time(extraction, killed, ctx)
     # Tried again and again and never got past: an open problem the next session should know of, fix or not.
     for signature, (count, thread, start) in tries.items():
         first = first_calls[signature]
@@ -1260,9 +1296,8 @@ def _edits_after(session: Session, cause: str, ctx: _Context) -> list[str]:
         return []
     for call in main[start:]:
         if call.ok is True and call.modifies:
-            excerpt = str(getattr(call, "excerpt", "") or "").strip()
             shown = ctx.rel.get(call.modifies[0], PurePosixPath(call.modifies[0]).name)
-            return [_change_said(shown, excerpt, ctx, 100)]
+            return [_change_said(shown, call, ctx, 100)]
     return []
 
 

@@ -149,7 +149,7 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a terminal is needed", re.compile(
         r"not a tty|requires? a (?:tty|terminal)|Inappropriate ioctl for device|input device is not a TTY|"
         r"stdin is not a terminal|Raw mode is not supported|must be run (?:in|from) a terminal|"
-        r"could not open a new TTY|no tty present", re.I)),
+        r"could not open a new TTY|no tty present|EOFError: EOF when reading a line", re.I)),  # input() with no stdin
     ("a tool's or a model's limit", re.compile(
         r"context (?:length|window)|maximum context|exceeds the (?:available )?context size|too many tokens|"
         r"token limit|Argument list too long|"

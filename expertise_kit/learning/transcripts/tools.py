@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from expertise_kit.learning.transcripts.model import MAX_COMMAND_CHARS, MAX_EXCERPT_CHARS, ToolCall
@@ -34,7 +35,7 @@ def tool_call(call_id: str, name: str, params: Any, thread: str, timestamp: str)
     call = ToolCall(call_id=call_id, name=name, thread=thread, timestamp=timestamp)
     if name in _MODIFYING and isinstance(params.get(_MODIFYING[name]), str):
         call.paths = call.modifies = (params[_MODIFYING[name]],)
-        call.excerpt = _new_text(params)
+        call.removed, call.excerpt = _change(params)
     elif name in _READING and isinstance(params.get(_READING[name]), str):
         call.paths = (params[_READING[name]],)
     elif name == "Bash" and isinstance(params.get("command"), str):
@@ -62,19 +63,47 @@ def set_patch(call: ToolCall, patch: str) -> None:
     modified, deleted = patch_files(patch)
     call.modifies, call.deletes = tuple(modified), tuple(deleted)
     call.paths = (*call.modifies, *call.deletes)
-    added = [line[1:].strip() for line in patch.splitlines()[:400] if line.startswith("+") and line[1:].strip()]
-    call.excerpt = " ".join(added)[:MAX_EXCERPT_CHARS]
+    lines = patch.splitlines()[:400]
+    call.removed = _flat(line[1:] for line in lines if line.startswith("-"))
+    call.excerpt = _flat(line[1:] for line in lines if line.startswith("+"))
 
 
-def _new_text(params: dict[str, Any]) -> str:
-    """The new lines an Edit, MultiEdit, NotebookEdit or Write puts in, flattened and cut short."""
-    pieces: list[str] = []
+def _flat(pieces: Iterable[str]) -> str:
+    return " ".join(" ".join(pieces)[: MAX_EXCERPT_CHARS * 4].split())[:MAX_EXCERPT_CHARS]
+
+
+def _changed_lines(old: str, new: str) -> tuple[str, str]:
+    """The lines an edit takes out and puts in, without the unchanged lines it quotes around them (at most
+    1,000 at each end are looked at: an edit's quoted context is a few lines)."""
+    before, after = old.splitlines(), new.splitlines()
+    most = min(len(before), len(after), 1000)
+    start = 0
+    while start < most and before[start].strip() == after[start].strip():
+        start += 1
+    most = min(len(before) - start, len(after) - start, 1000)
+    end = 0
+    while end < most and before[-1 - end].strip() == after[-1 - end].strip():
+        end += 1
+    shown = start + 400  # more than a flattened excerpt holds
+    taken, put = before[start : min(len(before) - end, shown)], after[start : min(len(after) - end, shown)]
+    return "\n".join(taken), "\n".join(put)
+
+
+def _change(params: dict[str, Any]) -> tuple[str, str]:
+    """What an Edit, MultiEdit, NotebookEdit or Write changes: (the lines it takes out, the lines it puts
+    in), each flattened and cut short."""
+    pairs: list[tuple[str, str]] = []
     for key in ("new_string", "new_source", "content"):
         if isinstance(params.get(key), str):
-            pieces.append(params[key][: MAX_EXCERPT_CHARS * 2])
+            pairs.append((_text(params.get("old_string")) if key == "new_string" else "", params[key]))
     edits = params.get("edits")
     if isinstance(edits, list):
         for edit in edits[:4]:
             if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
-                pieces.append(edit["new_string"][:MAX_EXCERPT_CHARS])
-    return " ".join(" ".join(pieces).split())[:MAX_EXCERPT_CHARS]
+                pairs.append((_text(edit.get("old_string")), edit["new_string"]))
+    changes = [_changed_lines(old, new) for old, new in pairs]
+    return _flat(old for old, _ in changes), _flat(new for _, new in changes)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
