@@ -18,7 +18,7 @@ from test_extraction_quality import _added, _learn
 
 from expertise_kit.fast.classify import tokens
 from expertise_kit.learning.extract import extract
-from expertise_kit.learning.quality import environment_gotcha, harness_noise, network_failure
+from expertise_kit.learning.quality import environment_gotcha, harness_noise, network_failure, rejection_reason
 from expertise_kit.learning.rules import MAX_RULES_PER_SESSION, user_rules
 from expertise_kit.learning.transcripts import read_sessions
 from expertise_kit.learning.transcripts.model import Session, ToolCall
@@ -516,22 +516,26 @@ def test_a_program_the_sandbox_kills_every_time_is_a_fact_about_the_setup() -> N
 
     def facts(*calls: ToolCall) -> list[dict[str, Any]]:
         learned = extract(_session(*calls), CWD).learnings
-        return [item.raw for item in learned if item.gotcha and "kills" in str(item.raw.get("solution"))]
+        return [item.raw for item in learned if item.gotcha and "killed `" in item.raw["error"]]
 
     runs = (
         ToolCall("1", "Bash", command="pytest tests/unit -q", ok=False, error=killed),
         ToolCall("2", "Bash", command="pytest --version", ok=False, error=killed),
-        ToolCall("3", "Bash", command="python3 -m pytest tests/unit -q", ok=False,
-                 error="TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'"),
-    )  # fmt: skip
+    )
     [fact] = facts(*runs)
-    assert fact["error"].endswith("in each of 2 runs of `pytest`")
-    way = "`python3 -m pytest` ran; or run it outside the sandbox"
-    assert fact["solution"] == f"the agent's sandbox kills `pytest` here: {way}"
-    assert facts(*runs[:2])[0]["solution"].endswith("run it another way; or run it outside the sandbox")
+    assert fact["error"] == 'the agent\'s sandbox killed `pytest` in each of its 2 runs ("killed by a signal")'
+    assert "solution" not in fact and not rejection_reason("failure", fact)
+    # Another way that only got as far as its version, or failed, is no way around it.
+    version = ToolCall("3", "Bash", command="python3 -m pytest --version", ok=True)
+    broken = ToolCall("4", "Bash", command="python3 -m pytest tests/unit", ok=False, error="TypeError: unsupported |")
+    assert "solution" not in facts(*runs, version, broken)[0]
+    # The same tests run another way that passed: that is the fix.
+    passed = ToolCall("5", "Bash", command="python3 -m pytest tests/unit -q", ok=True)
+    [fact] = facts(*runs, version, passed)
+    assert fact["solution"] == "the agent's sandbox kills `pytest` here: `python3 -m pytest tests/unit -q` worked"
     # Killed once, or killed and then run in the sandbox after all: a hiccup, noise as before.
-    assert not facts(runs[0], runs[2])
-    assert not facts(*runs[:2], ToolCall("4", "Bash", command="pytest -q", ok=True))
+    assert not facts(runs[0], version)
+    assert not facts(*runs, ToolCall("6", "Bash", command="pytest -q", ok=True))
 
 
 @pytest.mark.parametrize(

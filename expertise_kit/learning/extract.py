@@ -865,26 +865,32 @@ _KILLED = "harness noise: the agent's sandbox killed the command"
 
 def _killed_every_time(extraction: Extraction, killed: dict[str, list[ToolCall]], ctx: _Context) -> None:
     """A program the agent's sandbox killed in each of two or more runs and that never ran in the session:
-    something it does is forbidden there, a fact about the setup and not a passing hiccup. Kept with the
-    way the session ran it instead (`python3 -m pytest` for `pytest`), when one ran."""
-    calls = [call for thread in extraction.session.threads.values() for call in thread if call.command]
+    something it does is forbidden there, a fact about the setup and not a passing hiccup. Its fix is the
+    same check run another way that then passed (`python3 -m pytest tests` for `pytest tests`), when the
+    session found one; else it is kept with none."""
+    session = extraction.session
+    calls = [call for thread in session.threads.values() for call in thread if call.command]
     for program, runs in killed.items():
         if len(runs) < 2 or any(call.ok is True and main_program(call.command) == program for call in calls):
             continue
         word = program.split()[-1]
+        targets = {w for run in runs for w in _words_of(run.command) if "/" in w or "." in w}
         instead = next(
-            (call for call in calls if call.ok is not None and main_program(call.command) != program
-             and word in main_program(call.command).split() and harness_noise(call.error) is None),
+            (call for call in calls if _passed(call) and main_program(call.command) != program
+             and word in main_program(call.command).split()
+             and targets & {w for w in _words_of(call.command) if "/" in w or "." in w}),
             None,
         )  # fmt: skip
-        way = "run it another way"
-        if instead:  # `python3 -m pytest`: the command up to the program's name
-            line = ctx.first_line(instead.command, 200)
-            way = f"`{line[: line.find(word) + len(word)] if word in line else line[:80]}` ran"
-        error = f"sandbox error: command was killed by a signal, in each of {len(runs)} runs of `{program}`"
+        error = f'the agent\'s sandbox killed `{program}` in each of its {len(runs)} runs ("killed by a signal")'
         issue = ctx.clean(_describe_call(runs[0], ctx), ISSUE_CHARS)
-        solution = f"{SANDBOX_SOLUTION}kills `{program}` here: {way}; or run it outside the sandbox"
-        extraction.learnings.append(_setup_fact(extraction.session, runs[0], issue, error, solution, ctx))
+        if instead:
+            way = f"{SANDBOX_SOLUTION}kills `{program}` here: `{ctx.first_line(instead.command, 80)}` worked"
+            extraction.learnings.append(_setup_fact(session, runs[0], issue, error, way, ctx))
+            continue
+        fact = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS), **_provenance(session, runs[0].timestamp)}
+        extraction.learnings.append(
+            Learning("failure", "learned_from_failures", fact, f"{issue} {fact['error']}", [], program, gotcha=True)
+        )
 
 
 def _lookup_miss(call: ToolCall, error: str) -> bool:
