@@ -1113,6 +1113,28 @@ def test_the_word_test_finds_the_projects_test_command_fix(project: Path, run: C
     assert "PYTHONPATH=." in shown
 
 
+def test_a_plain_word_for_a_program_ranks_no_entry_above_one_with_the_tasks_own_words(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    """"PR" stands for git, so an entry about git is relevant to it; but an entry sharing four of the task's
+    own words is more so, and ranks first."""
+    s = ClaudeSession()
+    s.prompt("ship the streaming branch")
+    s.bash("git push --force-with-lease", "error: failed to push some refs to 'origin'", exit_code=1)
+    s.bash("git pull --rebase", "Successfully rebased")
+    s.bash("git push --force-with-lease", "ok")
+    s.bash("npx knip", "ERROR: Unrecognized key(s) in object: 'ignoreUnlistedDependencies'", exit_code=1)
+    s.tool("Edit", {"file_path": f"{CWD}/knip.json", "old_string": '"ignoreUnlistedDependencies": ["@prisma/main"]',
+                    "new_string": '"ignoreDependencies": ["@prisma/main"]'}, "ok")  # fmt: skip
+    s.bash("npx knip", "ok")
+    s.say("done")
+    _learn(run, s.write(tmp_path / "a.jsonl"))
+    task = "CI on the streaming PR is red again: knip reports unlisted @prisma/main and biome complains. Get it green?"
+    shown = run("render", "--task", task).stdout
+    assert "knip" in shown and "failed to push" in shown  # both relevant
+    assert shown.index("knip") < shown.index("failed to push")
+
+
 def test_no_bigram_spans_an_ascii_word() -> None:
     assert tokens("用pytest测试") == ["用", "pytest", "测试"]
 

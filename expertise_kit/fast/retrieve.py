@@ -80,7 +80,7 @@ PROGRAM_WORDS = {
 for _word in ("push", "pull", "branch", "merge", "rebase", "pr", "tag", "release", "clone", "checkout"):
     PROGRAM_WORDS[_word] = ("git", "gh")
 PROGRAM_WORDS["testing"] = PROGRAM_WORDS["test"]
-PROGRAM_RELEVANCE = 0.5  # an entry naming the program a task's plain word stands for: relevant, not the best
+PROGRAM_RELEVANCE = 0.25  # an entry naming the program a task's plain word stands for: relevant on its own
 PROGRAM_WORDS["compile"] = PROGRAM_WORDS["build"]
 PROGRAM_WORDS["flash"] = ("idf", "esptool", "platformio")
 OLD_DAYS = 90  # an entry last seen longer ago says when
@@ -341,11 +341,9 @@ def for_prompt(
                     relevance[index] = relevance.get(index, 0.0) + overlap / 3.0
     for position, part in enumerate(parts):  # an entry about the program the task names is relevant to it
         postings = part.get("postings") or {}
-        for program in programs:
-            for local in postings.get(program, ()):
-                index = offsets[position] + local
-                if relevance.get(index, 0.0) < PROGRAM_RELEVANCE:
-                    relevance[index] = PROGRAM_RELEVANCE
+        naming = {offsets[position] + local for program in programs for local in postings.get(program, ())}
+        for index in naming:  # as one more word in common: not above an entry with the task's own words
+            relevance[index] = relevance.get(index, 0.0) + PROGRAM_RELEVANCE
     routed = {present.index(d) for d in routing if d in present}
     floor = RELATIVE_FLOOR * max(relevance.values(), default=0.0)
     # Only the best few can fit the budget; their entries are all that is read (~0.5 ms a domain), so the
