@@ -77,10 +77,11 @@ PROGRAM_WORDS = {
     "install": ("pip", "npm", "uv", "poetry", "pnpm", "yarn", "apt", "brew"),
     "commit": ("git",),
 }  # fmt: skip
-for _word in ("push", "pull", "branch", "merge", "rebase", "pr", "tag", "release", "clone", "checkout"):
+for _word in ("push", "pull", "branch", "merge", "rebase", "tag", "release", "clone", "checkout"):
     PROGRAM_WORDS[_word] = ("git", "gh")
+PROGRAM_WORDS["pr"] = ("gh",)  # a pull request is the forge's, not git's: "the PR is red" is no git lesson
 PROGRAM_WORDS["testing"] = PROGRAM_WORDS["test"]
-PROGRAM_RELEVANCE = 0.25  # an entry naming the program a task's plain word stands for: relevant on its own
+PROGRAM_RELEVANCE = 0.5  # an entry naming the program a task's plain word stands for: relevant, not the best
 PROGRAM_WORDS["compile"] = PROGRAM_WORDS["build"]
 PROGRAM_WORDS["flash"] = ("idf", "esptool", "platformio")
 OLD_DAYS = 90  # an entry last seen longer ago says when
@@ -341,9 +342,11 @@ def for_prompt(
                     relevance[index] = relevance.get(index, 0.0) + overlap / 3.0
     for position, part in enumerate(parts):  # an entry about the program the task names is relevant to it
         postings = part.get("postings") or {}
-        naming = {offsets[position] + local for program in programs for local in postings.get(program, ())}
-        for index in naming:  # as one more word in common: not above an entry with the task's own words
-            relevance[index] = relevance.get(index, 0.0) + PROGRAM_RELEVANCE
+        for program in programs:
+            for local in postings.get(program, ()):
+                index = offsets[position] + local
+                if relevance.get(index, 0.0) < PROGRAM_RELEVANCE:
+                    relevance[index] = PROGRAM_RELEVANCE
     routed = {present.index(d) for d in routing if d in present}
     floor = RELATIVE_FLOOR * max(relevance.values(), default=0.0)
     # Only the best few can fit the budget; their entries are all that is read (~0.5 ms a domain), so the
