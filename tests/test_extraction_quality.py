@@ -301,15 +301,35 @@ def test_an_edit_fix_says_the_lines_it_changed_and_what_they_were() -> None:
     # Lines only taken out are said as removed; a MultiEdit's edits each lose their unchanged lines.
     cut = tool_call("4", "Edit", {"file_path": "a.py", "old_string": "a\nimport pdb\nb", "new_string": "a\nb"}, "", "")
     assert (cut.excerpt, cut.removed) == ("", "import pdb")
-    many = tool_call("5", "MultiEdit", {"file_path": "k.json", "edits": [
+    one = tool_call("5", "MultiEdit", {"file_path": "k.json", "edits": [
         {"old_string": '{\n  "ignoreUnlisted": [],\n}', "new_string": '{\n  "ignoreDependencies": [],\n}'},
-        {"old_string": "x = 1", "new_string": "x = 2"},
+        {"old_string": "x = 1", "new_string": "x = 1"},
     ]}, "", "")  # fmt: skip
-    assert many.excerpt == '"ignoreDependencies": [], x = 2' and many.removed == '"ignoreUnlisted": [], x = 1'
-    # A patch says its removed lines the same way; its unchanged lines were never in the excerpt.
+    assert one.excerpt == '"ignoreDependencies": [],' and one.removed == '"ignoreUnlisted": [],'
+    # Edits of several places: their new lines, but which old lines went with which can't be said.
+    many = tool_call("6", "MultiEdit", {"file_path": "p.py", "edits": [
+        {"old_string": "import os", "new_string": "import os\nimport time"},
+        {"old_string": "play()\ninput('x')", "new_string": "play()"},
+    ]}, "", "")  # fmt: skip
+    assert (many.excerpt, many.removed) == ("import time", "")
+    # A patch says its removed lines the same way, for one place in one file; its unchanged lines were never
+    # in the excerpt.
     patch = "*** Begin Patch\n*** Update File: a.rs\n@@\n fn a() {\n-    x.is_some()\n+    x.is_ok()\n }\n*** End Patch"
-    patched = tool_call("6", "apply_patch", {"input": patch}, "", "")
+    patched = tool_call("7", "apply_patch", {"input": patch}, "", "")
     assert (patched.excerpt, patched.removed) == ("x.is_ok()", "x.is_some()")
+    two = patch.replace("*** End Patch", "*** Update File: b.rs\n@@\n-old_b\n+new_b\n*** End Patch")
+    assert tool_call("8", "apply_patch", {"input": two}, "", "").removed == ""
+    # Indentation is a change, said as one.
+    reindent = {"file_path": f"{CWD}/a.py", "old_string": "if x:\n  y()", "new_string": "if x:\n    y()"}
+    indent = tool_call("9", "Edit", reindent, "main", "")
+    indent.ok = True
+    session = _session(
+        ToolCall("1", "Bash", command="python a.py", ok=False, error="IndentationError: unindent does not match"),
+        indent,
+        ToolCall("3", "Bash", command="python a.py", ok=True),
+    )
+    [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+    assert failure["solution"] == "changed a.py: the indentation or spacing of `y()`"
 
 
 def test_the_agents_next_words_are_kept_only_when_they_speak_of_the_failure() -> None:

@@ -533,9 +533,13 @@ def test_a_program_the_sandbox_kills_every_time_is_a_fact_about_the_setup() -> N
     passed = ToolCall("5", "Bash", command="python3 -m pytest tests/unit -q", ok=True)
     [fact] = facts(*runs, version, passed)
     assert fact["solution"] == "the agent's sandbox kills `pytest` here: `python3 -m pytest tests/unit -q` worked"
+    # Run outside the sandbox, where it passed: that is the way around it.
+    outside = ToolCall("6", "Bash", command="pytest tests/unit -q", ok=True, escalated="require_escalated")
+    way = "the agent's sandbox kills `pytest` here: run it outside the sandbox (require_escalated)"
+    assert facts(*runs, outside)[0]["solution"] == way
     # Killed once, or killed and then run in the sandbox after all: a hiccup, noise as before.
     assert not facts(runs[0], version)
-    assert not facts(*runs, ToolCall("6", "Bash", command="pytest -q", ok=True))
+    assert not facts(*runs, ToolCall("7", "Bash", command="pytest -q", ok=True))
 
 
 @pytest.mark.parametrize(

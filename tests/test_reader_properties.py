@@ -118,19 +118,32 @@ def test_heredoc_bodies_are_data_not_commands() -> None:
     assert main_program("npm test 2>&1 | tail -20") == "npm test"
 
 
-_lines = st.lists(st.sampled_from(["a", "b", "  a", "c = 1", ""]), max_size=8)
+_lines = st.lists(st.sampled_from(["a", "b", "  a", "a  ", "c = 1"]), max_size=8)
 
 
 @given(before=_lines, after=_lines)
 def test_an_edits_change_is_what_lies_between_its_unchanged_ends(before: list[str], after: list[str]) -> None:
-    """The lines said taken out and put in are the middles of old and new: what is left of each around
-    them is the same lines (as read, blanks aside), and no wider change is claimed than there is."""
-    old, new = "\n".join(before), "\n".join(after)
-    removed, added = _changed_lines(old, new)
+    """Old and new are the same lines (trailing spaces aside) around what is said taken out and put in, and
+    that middle is as small as can be: nothing when they are the same, and it starts and ends with a line
+    that changed."""
+    removed, added = _changed_lines("\n".join(before), "\n".join(after))
     taken, put = (text.split("\n") if text else [] for text in (removed, added))
-    for lines, middle in ((old.splitlines(), taken), (new.splitlines(), put)):
-        assert any(lines[i : i + len(middle)] == middle for i in range(len(lines) - len(middle) + 1))
-    if [line.strip() for line in old.splitlines()] == [line.strip() for line in new.splitlines()]:
-        assert (removed, added) == ("", "")
-    elif taken and put:
-        assert taken[0].strip() != put[0].strip() and taken[-1].strip() != put[-1].strip()
+    same = [line.rstrip() for line in before] == [line.rstrip() for line in after]
+    assert same == (not taken and not put)
+
+    def ends(lines: list[str], middle: list[str]) -> set[tuple[int, int]]:
+        """Every (head, tail) of ``lines`` around ``middle``."""
+        return {
+            (head, len(lines) - head - len(middle))
+            for head in range(len(lines) - len(middle) + 1)
+            if lines[head : head + len(middle)] == middle
+        }
+
+    around = ends(before, taken) & ends(after, put)
+    assert any(
+        [x.rstrip() for x in before[:head]] == [x.rstrip() for x in after[:head]]
+        and [x.rstrip() for x in before[len(before) - tail :]] == [x.rstrip() for x in after[len(after) - tail :]]
+        for head, tail in around
+    )
+    if taken and put:
+        assert taken[0].rstrip() != put[0].rstrip() and taken[-1].rstrip() != put[-1].rstrip()

@@ -76,10 +76,10 @@ PROGRAM_WORDS = {
     "deploy": ("docker", "kubectl", "helm", "terraform", "vercel", "netlify"),
     "install": ("pip", "npm", "uv", "poetry", "pnpm", "yarn", "apt", "brew"),
     "commit": ("git",),
+    "pr": ("gh",),  # a pull request is the forge's, not git's: "the PR is red" is no git lesson
 }  # fmt: skip
 for _word in ("push", "pull", "branch", "merge", "rebase", "tag", "release", "clone", "checkout"):
     PROGRAM_WORDS[_word] = ("git", "gh")
-PROGRAM_WORDS["pr"] = ("gh",)  # a pull request is the forge's, not git's: "the PR is red" is no git lesson
 PROGRAM_WORDS["testing"] = PROGRAM_WORDS["test"]
 PROGRAM_RELEVANCE = 0.5  # an entry naming the program a task's plain word stands for: relevant, not the best
 PROGRAM_WORDS["compile"] = PROGRAM_WORDS["build"]

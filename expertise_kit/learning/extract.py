@@ -522,6 +522,8 @@ def _change_said(shown: str, call: ToolCall, ctx: _Context, limit: int = 120) ->
     was = ctx.clean(removed, 60)
     if not added:
         return f"changed {shown}: removed `{was}`"
+    if added == removed:  # the same words: only indentation or spacing changed
+        return f"changed {shown}: the indentation or spacing of `{ctx.clean(added, limit)}`"
     return f"changed {shown}: `{ctx.clean(added, limit - 40)}` (was `{was}`)"
 
 
@@ -851,46 +853,50 @@ def _alias(call: ToolCall, error: str) -> str | None:
     return None
 
 
-def _setup_fact(session: Session, failed: ToolCall, issue: str, error: str, solution: str, ctx: _Context) -> Learning:
+def _setup_fact(
+    session: Session, failed: ToolCall, issue: str, error: str, solution: str | None, ctx: _Context
+) -> Learning:
     """A failure that is a fact about the machine or the agent's setup, with the way around it the session
-    found (`--offline`, a run outside the sandbox): kept the first time."""
-    fact = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS), "solution": ctx.clean(solution, ERROR_CHARS)}
+    found (`--offline`, a run outside the sandbox) if any: kept the first time."""
+    fact = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS)}
+    if solution:
+        fact["solution"] = ctx.clean(solution, ERROR_CHARS)
     fact.update(_provenance(session, failed.timestamp))
     return Learning("failure", "learned_from_failures", fact, f"{issue} {fact['error']}", [],
                     main_program(failed.command), gotcha=True)  # fmt: skip
 
 
-_KILLED = "harness noise: the agent's sandbox killed the command"
-
-
 def _killed_every_time(extraction: Extraction, killed: dict[str, list[ToolCall]], ctx: _Context) -> None:
-    """A program the agent's sandbox killed in each of two or more runs and that never ran in the session:
-    something it does is forbidden there, a fact about the setup and not a passing hiccup. Its fix is the
-    same check run another way that then passed (`python3 -m pytest tests` for `pytest tests`), when the
-    session found one; else it is kept with none."""
+    """A program the agent's sandbox killed in each of two or more runs and that never ran in it: something
+    it does is forbidden there, a fact about the setup and not a passing hiccup. Its fix is a run outside
+    the sandbox that passed, or the same check run another way that passed (`python3 -m pytest tests` for
+    `pytest tests`: sharing a path argument); else it has none."""
     session = extraction.session
     calls = [call for thread in session.threads.values() for call in thread if call.command]
     for program, runs in killed.items():
-        if len(runs) < 2 or any(call.ok is True and main_program(call.command) == program for call in calls):
+        inside = [call for call in calls if not call.escalated]
+        if len(runs) < 2 or any(call.ok is True and main_program(call.command) == program for call in inside):
             continue
         word = program.split()[-1]
         targets = {w for run in runs for w in _words_of(run.command) if "/" in w or "." in w}
+        outside = next((c for c in calls if c.escalated and _passed(c) and main_program(c.command) == program), None)
         instead = next(
-            (call for call in calls if _passed(call) and main_program(call.command) != program
+            (call for call in inside if _passed(call) and main_program(call.command) != program
              and word in main_program(call.command).split()
              and targets & {w for w in _words_of(call.command) if "/" in w or "." in w}),
             None,
         )  # fmt: skip
         error = f'the agent\'s sandbox killed `{program}` in each of its {len(runs)} runs ("killed by a signal")'
-        issue = ctx.clean(_describe_call(runs[0], ctx), ISSUE_CHARS)
-        if instead:
+        way = None
+        if outside:
+            way = f"{SANDBOX_SOLUTION}kills `{program}` here: run it outside the sandbox ({outside.escalated})"
+        elif instead:
             way = f"{SANDBOX_SOLUTION}kills `{program}` here: `{ctx.first_line(instead.command, 80)}` worked"
-            extraction.learnings.append(_setup_fact(session, runs[0], issue, error, way, ctx))
-            continue
-        fact = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS), **_provenance(session, runs[0].timestamp)}
-        extraction.learnings.append(
-            Learning("failure", "learned_from_failures", fact, f"{issue} {fact['error']}", [], program, gotcha=True)
-        )
+        issue = ctx.clean(_describe_call(runs[0], ctx), ISSUE_CHARS)
+        extraction.learnings.append(_setup_fact(session, runs[0], issue, error, way, ctx))
+
+
+_KILLED = "sandbox error: command was killed"  # Codex's words when its sandbox killed a command
 
 
 def _lookup_miss(call: ToolCall, error: str) -> bool:
@@ -947,7 +953,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 continue
             moved = _found_elsewhere(call, later, ctx) if noise and "wrong path" in noise else None
             if noise and moved is None:
-                if noise == _KILLED and call.command:
+                if _KILLED in scrubbed and call.command:
                     killed.setdefault(main_program(call.command), []).append(call)
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue

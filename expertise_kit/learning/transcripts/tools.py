@@ -64,34 +64,49 @@ def set_patch(call: ToolCall, patch: str) -> None:
     call.modifies, call.deletes = tuple(modified), tuple(deleted)
     call.paths = (*call.modifies, *call.deletes)
     lines = patch.splitlines()[:400]
-    call.removed = _flat(line[1:] for line in lines if line.startswith("-"))
     call.excerpt = _flat(line[1:] for line in lines if line.startswith("+"))
+    changed = [line.startswith(("-", "+")) for line in lines]
+    places = sum(1 for n, line in enumerate(changed) if line and not (n and changed[n - 1]))
+    if places == 1 and len(modified) + len(deleted) == 1:  # what the new lines replaced: said for one place only
+        call.removed = _flat(line[1:] for line in lines if line.startswith("-"))
 
 
 def _flat(pieces: Iterable[str]) -> str:
-    return " ".join(" ".join(pieces)[: MAX_EXCERPT_CHARS * 4].split())[:MAX_EXCERPT_CHARS]
+    """The pieces, their whitespace collapsed, joined and cut short."""
+    flat = ""
+    for piece in pieces:
+        flat = f"{flat} {' '.join(piece[: MAX_EXCERPT_CHARS * 4].split())}".strip()
+        if len(flat) >= MAX_EXCERPT_CHARS:
+            break
+    return flat[:MAX_EXCERPT_CHARS]
+
+
+_QUOTED = 1000  # unchanged lines looked for at each end of an edit: it quotes a few around its change
 
 
 def _changed_lines(old: str, new: str) -> tuple[str, str]:
-    """The lines an edit takes out and puts in, without the unchanged lines it quotes around them (at most
-    1,000 at each end are looked at: an edit's quoted context is a few lines)."""
+    """The lines an edit takes out and puts in, without the unchanged lines it quotes around them; nothing
+    when no change is found among its first lines."""
     before, after = old.splitlines(), new.splitlines()
-    most = min(len(before), len(after), 1000)
+    most = min(len(before), len(after), _QUOTED)
     start = 0
-    while start < most and before[start].strip() == after[start].strip():
+    while start < most and before[start].rstrip() == after[start].rstrip():
         start += 1
-    most = min(len(before) - start, len(after) - start, 1000)
+    if start == _QUOTED:
+        return "", ""
+    most = min(len(before) - start, len(after) - start, _QUOTED)
     end = 0
-    while end < most and before[-1 - end].strip() == after[-1 - end].strip():
+    while end < most and before[-1 - end].rstrip() == after[-1 - end].rstrip():
         end += 1
-    shown = start + 400  # more than a flattened excerpt holds
+    shown = start + 400  # more lines than an excerpt holds
     taken, put = before[start : min(len(before) - end, shown)], after[start : min(len(after) - end, shown)]
     return "\n".join(taken), "\n".join(put)
 
 
 def _change(params: dict[str, Any]) -> tuple[str, str]:
     """What an Edit, MultiEdit, NotebookEdit or Write changes: (the lines it takes out, the lines it puts
-    in), each flattened and cut short."""
+    in), each flattened and cut short. The lines taken out are said only for an edit of one place: with
+    several, which old lines went with which new ones can't be said in one line."""
     pairs: list[tuple[str, str]] = []
     for key in ("new_string", "new_source", "content"):
         if isinstance(params.get(key), str):
@@ -101,8 +116,8 @@ def _change(params: dict[str, Any]) -> tuple[str, str]:
         for edit in edits[:4]:
             if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
                 pairs.append((_text(edit.get("old_string")), edit["new_string"]))
-    changes = [_changed_lines(old, new) for old, new in pairs]
-    return _flat(old for old, _ in changes), _flat(new for _, new in changes)
+    changes = [change for change in (_changed_lines(old, new) for old, new in pairs) if any(change)]
+    return _flat([changes[0][0]] if len(changes) == 1 else []), _flat(new for _, new in changes)
 
 
 def _text(value: Any) -> str:
