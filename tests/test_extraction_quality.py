@@ -288,16 +288,19 @@ def test_an_edit_fix_says_the_lines_it_changed_and_what_they_were() -> None:
     difference is the lesson (`input()` in a script the agent runs, a config key's right name)."""
     old = 'def main():\n    play(track)\n    input("Press Enter to continue")\n    return 0\n'
     new = "def main():\n    play(track)\n    time.sleep(3)\n    return 0\n"
-    edit = tool_call("2", "Edit", {"file_path": f"{CWD}/play.py", "old_string": old, "new_string": new}, "main", "")
-    assert (edit.excerpt, edit.removed) == ("time.sleep(3)", 'input("Press Enter to continue")')
-    edit.ok = True
-    session = _session(
-        ToolCall("1", "Bash", command="python play.py", ok=False, error="EOFError: EOF when reading a line"),
-        edit,
-        ToolCall("3", "Bash", command="python play.py", ok=True),
-    )
-    [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
-    assert failure["solution"] == 'changed play.py: `time.sleep(3)` (was `input("Press Enter to continue")`)'
+    def fixed_by(edit: dict[str, str], error: str) -> str:
+        """The fix said for ``error`` of `python FILE`, when the Edit ``edit`` made it pass."""
+        call = tool_call("2", "Edit", edit, "main", "")
+        call.ok = True
+        script = f"python {Path(edit['file_path']).name}"
+        session = _session(ToolCall("1", "Bash", command=script, ok=False, error=error), call,
+                           ToolCall("3", "Bash", command=script, ok=True))  # fmt: skip
+        [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
+        return str(failure["solution"])
+
+    edit = {"file_path": f"{CWD}/play.py", "old_string": old, "new_string": new}
+    said = 'changed play.py: `time.sleep(3)` (was `input("Press Enter to continue")`)'
+    assert fixed_by(edit, "EOFError: EOF when reading a line") == said
     # Lines only taken out are said as removed; a MultiEdit's edits each lose their unchanged lines.
     cut = tool_call("4", "Edit", {"file_path": "a.py", "old_string": "a\nimport pdb\nb", "new_string": "a\nb"}, "", "")
     assert (cut.excerpt, cut.removed) == ("", "import pdb")
@@ -321,15 +324,8 @@ def test_an_edit_fix_says_the_lines_it_changed_and_what_they_were() -> None:
     assert tool_call("8", "apply_patch", {"input": two}, "", "").removed == ""
     # Indentation is a change, said as one.
     reindent = {"file_path": f"{CWD}/a.py", "old_string": "if x:\n  y()", "new_string": "if x:\n    y()"}
-    indent = tool_call("9", "Edit", reindent, "main", "")
-    indent.ok = True
-    session = _session(
-        ToolCall("1", "Bash", command="python a.py", ok=False, error="IndentationError: unindent does not match"),
-        indent,
-        ToolCall("3", "Bash", command="python a.py", ok=True),
-    )
-    [failure] = [item.raw for item in extract(session, CWD).learnings if item.kind == "failure"]
-    assert failure["solution"] == "changed a.py: the indentation or spacing of `y()`"
+    said = "changed a.py: the indentation or spacing of `y()`"
+    assert fixed_by(reindent, "IndentationError: unindent does not match") == said
 
 
 def test_the_agents_next_words_are_kept_only_when_they_speak_of_the_failure() -> None:
