@@ -16,7 +16,7 @@ from expertise_kit.learning.extract import extract, main_program, pick_error, pr
 from expertise_kit.learning.quality import harness_noise, says_nothing, solution_names_action
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of
-from expertise_kit.learning.transcripts.tools import tool_call
+from expertise_kit.learning.transcripts.tools import changed_lines, tool_call
 from expertise_kit.project import find_project
 from expertise_kit.store import Store
 
@@ -301,27 +301,40 @@ def test_an_edit_fix_says_the_lines_it_changed_and_what_they_were() -> None:
     edit = {"file_path": f"{CWD}/play.py", "old_string": old, "new_string": new}
     said = 'changed play.py: `time.sleep(3)` (was `input("Press Enter to continue")`)'
     assert fixed_by(edit, "EOFError: EOF when reading a line") == said
-    # Lines only taken out are said as removed; a MultiEdit's edits each lose their unchanged lines.
-    cut = tool_call("4", "Edit", {"file_path": "a.py", "old_string": "a\nimport pdb\nb", "new_string": "a\nb"}, "", "")
-    assert (cut.excerpt, cut.removed) == ("", "import pdb")
+    # Lines only taken out are said as removed.
+    cut = {"file_path": f"{CWD}/play.py", "old_string": "a\nimport pdb\nb", "new_string": "a\nb"}
+    assert fixed_by(cut, "EOFError: EOF when reading a line") == "changed play.py: removed `import pdb`"
+    # A MultiEdit of one place is said the same way; of several places, by its new lines only: which old
+    # lines went with which can't be said in one line.
     one = tool_call("5", "MultiEdit", {"file_path": "k.json", "edits": [
         {"old_string": '{\n  "ignoreUnlisted": [],\n}', "new_string": '{\n  "ignoreDependencies": [],\n}'},
         {"old_string": "x = 1", "new_string": "x = 1"},
     ]}, "", "")  # fmt: skip
-    assert one.excerpt == '"ignoreDependencies": [],' and one.removed == '"ignoreUnlisted": [],'
-    # Edits of several places: their new lines, but which old lines went with which can't be said.
+    assert one.excerpt == '"ignoreDependencies": [],' and changed_lines(*one.change) == (
+        '  "ignoreUnlisted": [],', '  "ignoreDependencies": [],'
+    )
     many = tool_call("6", "MultiEdit", {"file_path": "p.py", "edits": [
         {"old_string": "import os", "new_string": "import os\nimport time"},
         {"old_string": "play()\ninput('x')", "new_string": "play()"},
     ]}, "", "")  # fmt: skip
-    assert (many.excerpt, many.removed) == ("import time", "")
-    # A patch says its removed lines the same way, for one place in one file; its unchanged lines were never
-    # in the excerpt.
+    assert (many.excerpt, many.change) == ("import time", ("", ""))
+    # A patch of one place in one file keeps its lines around the change the same way.
     patch = "*** Begin Patch\n*** Update File: a.rs\n@@\n fn a() {\n-    x.is_some()\n+    x.is_ok()\n }\n*** End Patch"
     patched = tool_call("7", "apply_patch", {"input": patch}, "", "")
-    assert (patched.excerpt, patched.removed) == ("x.is_ok()", "x.is_some()")
+    assert patched.excerpt == "x.is_ok()" and changed_lines(*patched.change) == ("    x.is_some()", "    x.is_ok()")
     two = patch.replace("*** End Patch", "*** Update File: b.rs\n@@\n-old_b\n+new_b\n*** End Patch")
-    assert tool_call("8", "apply_patch", {"input": two}, "", "").removed == ""
+    assert tool_call("8", "apply_patch", {"input": two}, "", "").change == ("", "")
+    # A key's body changed between unchanged BEGIN and END lines is scrubbed with them: no body is stored.
+    key = "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----"
+    old_body, new_body = "MIIEpQIBAAKCAQEAzZ9" + "a1" * 30, "MIIEowIBAAKCAQEA7b1m" + "b2" * 30
+    rotate = {"file_path": f"{CWD}/play.py", "old_string": key.format(old_body), "new_string": key.format(new_body)}
+    said = fixed_by(rotate, "EOFError: EOF when reading a line")
+    assert "MIIE" not in said and said == "edited play.py"
+    # A key the scrubbing does not know (split over two literals) is never said as what the fix took out.
+    split = {"file_path": f"{CWD}/play.py", "old_string": 'key = ("sk-live-4eC39HqLyjW" "DarjtT1zdp7dc")',
+             "new_string": 'key = os.environ["KEY"]'}  # fmt: skip
+    said = 'changed play.py: `key = os.environ["KEY"]` (was `key = ("[REDACTED:token]" "[REDACTED:token]")`)'
+    assert fixed_by(split, "EOFError: EOF when reading a line") == said
     # Indentation is a change, said as one.
     reindent = {"file_path": f"{CWD}/a.py", "old_string": "if x:\n  y()", "new_string": "if x:\n    y()"}
     said = "changed a.py: the indentation or spacing of `y()`"

@@ -537,7 +537,18 @@ def test_a_program_the_sandbox_kills_every_time_is_a_fact_about_the_setup() -> N
     outside = ToolCall("6", "Bash", command="pytest tests/unit -q", ok=True, escalated="require_escalated")
     way = "the agent's sandbox kills `pytest` here: run it outside the sandbox (require_escalated)"
     assert facts(*runs, outside)[0]["solution"] == way
-    # Killed once, or killed and then run in the sandbox after all: a hiccup, noise as before.
+    # A shared redirection is no shared target.
+    dev_null = ToolCall("8", "Bash", command="go test ./... 2>/dev/null", ok=True)
+    npm = [ToolCall(str(n), "Bash", command="npm test 2>/dev/null", ok=False, error=killed) for n in (9, 10)]
+    assert "solution" not in facts(*npm, dev_null)[0]
+    # Killed once, killed and then run in the sandbox after all (passing or failing), a test whose output
+    # quotes the words, or a command with no program to name: no such fact, and no crash.
+    ran = ToolCall("11", "Bash", command="pytest -q", ok=False, error="ImportError: cannot import name 'x'")
+    quoting = f"E   ValueError: {killed!r}"
+    quoted = [ToolCall(str(n), "Bash", command="pytest -q", ok=False, error=quoting) for n in (12, 13)]
+    source = "source .venv/bin/activate"
+    nameless = [ToolCall(str(n), "Bash", command=source, ok=False, error=killed) for n in (14, 15)]
+    assert not facts(*runs, ran) and not facts(*quoted) and not facts(*nameless)
     assert not facts(runs[0], version)
     assert not facts(*runs, ToolCall("7", "Bash", command="pytest -q", ok=True))
 

@@ -15,7 +15,7 @@ from expertise_kit.learning.extract import extract
 from expertise_kit.learning.transcripts.claude import read_claude
 from expertise_kit.learning.transcripts.codex import read_codex
 from expertise_kit.learning.transcripts.generic import read_generic
-from expertise_kit.learning.transcripts.tools import _changed_lines
+from expertise_kit.learning.transcripts.tools import changed_lines
 
 KEYS = [
     "type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "sessionId", "cwd", "timestamp", "message",
@@ -126,7 +126,7 @@ def test_an_edits_change_is_what_lies_between_its_unchanged_ends(before: list[st
     """Old and new are the same lines (trailing spaces aside) around what is said taken out and put in, and
     that middle is as small as can be: nothing when they are the same, and it starts and ends with a line
     that changed."""
-    removed, added = _changed_lines("\n".join(before), "\n".join(after))
+    removed, added = changed_lines("\n".join(before), "\n".join(after))
     taken, put = (text.split("\n") if text else [] for text in (removed, added))
     same = [line.rstrip() for line in before] == [line.rstrip() for line in after]
     assert same == (not taken and not put)

@@ -35,6 +35,7 @@ from expertise_kit.learning.redact import redact
 from expertise_kit.learning.rules import RULE_CHARS, user_rules
 from expertise_kit.learning.transcripts.model import MAX_TASK_CHARS, Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of, programs_in
+from expertise_kit.learning.transcripts.tools import changed_lines, flat
 
 __all__ = [
     "Learning", "Rejected", "Extraction", "extract", "pick_error", "program_kind", "ISSUE_CHARS", "ERROR_CHARS",
@@ -382,7 +383,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
     missing = bool(key[1]) and bool(re.search(r"command not found|not installed|not recognized as", failed.error))
     named = _named_files(failed)
     texts: list[str] = []
-    edits: list[tuple[ToolCall, str]] = []
+    edits: list[tuple[ToolCall, str]] = []  # (the edit, its file as shown)
     commands: list[tuple[str, str]] = []  # (the command, as said in the solution)
     for index, call in enumerate(later):
         texts.append(str(getattr(call, "said", "") or ""))
@@ -399,7 +400,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
                     return None  # `gh api user` after `gh api repos`: another call, not this one again
                 # The same command fails differently: this error is gone. An edit made since is its fix;
                 # commands alone (`mix deps.get` before `mix test`) moved on to another problem.
-                kept = _fixing_edits(edits, named, later[:index])
+                kept = _fixing_edits(edits, named, later[:index], ctx)
                 if not kept:
                     return None
                 return _join(_explanation(texts, failed, ctx), *kept)
@@ -417,7 +418,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
             printing = changed and _only_shaped(failed.command, call.command)  # `--jq .url`: the same call again
             if changed and not printing:
                 parts.append(_command_change(failed.command, call.command, ctx))
-            kept = _fixing_edits(edits, named, later[:index])
+            kept = _fixing_edits(edits, named, later[:index], ctx)
             parts += kept
             if not kept:  # with an edit, the edit is the fix: `npm install` on the way is not
                 closest = _closest_commands(commands, failed)
@@ -426,9 +427,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
                 parts += closest
             return _join(*parts)  # nothing changed: it just worked on a retry, and that is no fix
         if call.modifies:
-            for path in call.modifies:
-                shown = ctx.rel.get(path, PurePosixPath(path).name)
-                edits.append((call, _change_said(shown, call, ctx)))
+            edits.extend((call, ctx.rel.get(path, PurePosixPath(path).name)) for path in call.modifies)
         elif call.command and _helps_fix(call.command):
             commands.append((call.command, f"ran `{ctx.first_line(call.command, 80)}`"))
     return _unconfirmed(failed, later, _explanation(texts[:1], failed, ctx), ctx)
@@ -513,17 +512,39 @@ def _same_arguments(failed: ToolCall, call: ToolCall) -> bool:
     return len(before) > 1 and before[1:] == after[1:]
 
 
+# A run of key-like characters with digits and both cases: a token the scrubbing may not know (a key split
+# over two string literals, a key's body under a YAML label), never said of an edit.
+_TOKEN = re.compile(r"[\w+/=-]{12,}")
+
+
+def _masked(text: str) -> str:
+    def mask(token: re.Match[str]) -> str:
+        word = token.group(0)
+        mixed = any(c.isdigit() for c in word) and any(c.isupper() for c in word) and any(c.islower() for c in word)
+        return "[REDACTED:token]" if mixed else word
+
+    return _TOKEN.sub(mask, text)
+
+
 def _change_said(shown: str, call: ToolCall, ctx: _Context, limit: int = 120) -> str:
-    """An edit as a solution says it: the file, a head of its new lines and of the lines they replaced, or
-    only the file."""
-    added, removed = call.excerpt.strip(), call.removed.strip()
-    if not removed:
+    """An edit as a solution says it: the file, a head of its new lines and, for an edit of one place, of
+    the lines they replaced, or only the file. The lines around the change are scrubbed with it: a key's
+    body is known for one by its BEGIN and END lines."""
+    old, new = call.change
+    if not (old or new):
+        added = _masked(call.excerpt.strip())
         return f"changed {shown}: `{ctx.clean(added, limit)}`" if added else f"edited {shown}"
+    taken, put = changed_lines(redact(old), redact(new))
+    if not (taken or put):  # the change was all in a secret
+        return f"edited {shown}"
+    if flat([taken]) == flat([put]):  # the same words: only indentation or spacing changed
+        return f"changed {shown}: the indentation or spacing of `{ctx.clean(_masked(flat([put])), limit)}`"
+    removed, added = _masked(flat([taken])), _masked(flat([put]))
+    if not removed:
+        return f"changed {shown}: `{ctx.clean(added, limit)}`"
     was = ctx.clean(removed, 60)
     if not added:
         return f"changed {shown}: removed `{was}`"
-    if added == removed:  # the same words: only indentation or spacing changed
-        return f"changed {shown}: the indentation or spacing of `{ctx.clean(added, limit)}`"
     return f"changed {shown}: `{ctx.clean(added, limit - 40)}` (was `{was}`)"
 
 
@@ -579,10 +600,12 @@ def _only_shaped(failed: str, worked: str) -> bool:
     )
 
 
-def _fixing_edits(edits: list[tuple[ToolCall, str]], named: set[str], window: list[ToolCall]) -> list[str]:
-    """The edits that may have fixed the failure: not one undone before the check passed (`git checkout --
-    f`, `git restore f` in ``window``), and, when the error names files, only edits of those files (if any
-    was edited)."""
+def _fixing_edits(
+    edits: list[tuple[ToolCall, str]], named: set[str], window: list[ToolCall], ctx: _Context
+) -> list[str]:
+    """The edits (each with the file as shown) that may have fixed the failure, said: not one undone before
+    the check passed (`git checkout -- f`, `git restore f` in ``window``), and, when the error names files,
+    only edits of those files (if any was edited)."""
     undone = _undone(window)
     kept = [
         (call, text) for call, text in edits
@@ -596,7 +619,7 @@ def _fixing_edits(edits: list[tuple[ToolCall, str]], named: set[str], window: li
         at_fault = [(c, t) for c, t in kept if any(PurePosixPath(p).name in named for p in c.modifies)]
         if at_fault:
             kept = at_fault
-    return [text for _, text in kept][:3]
+    return [_change_said(shown, call, ctx) for call, shown in kept[:3]]
 
 
 def _command_change(failed: str, worked: str, ctx: _Context) -> str:
@@ -704,7 +727,7 @@ def _unconfirmed(failed: ToolCall, later: list[ToolCall], said: str, ctx: _Conte
             hit = [p for p in call.modifies if PurePosixPath(p).name in named]
             if not hit:
                 return None
-            if not (call.excerpt.strip() or call.removed.strip()):
+            if not (call.excerpt.strip() or any(call.change)):
                 return None
             shown = ctx.rel.get(hit[0], PurePosixPath(hit[0]).name)
             parts = [said] if said else []
@@ -867,23 +890,25 @@ def _setup_fact(
 
 
 def _killed_every_time(extraction: Extraction, killed: dict[str, list[ToolCall]], ctx: _Context) -> None:
-    """A program the agent's sandbox killed in each of two or more runs and that never ran in it: something
+    """A program the agent's sandbox killed in each of two or more runs, every run it had there: something
     it does is forbidden there, a fact about the setup and not a passing hiccup. Its fix is a run outside
     the sandbox that passed, or the same check run another way that passed (`python3 -m pytest tests` for
     `pytest tests`: sharing a path argument); else it has none."""
+    killed = {program: runs for program, runs in killed.items() if len(runs) >= 2}
+    if not killed:
+        return
     session = extraction.session
-    calls = [call for thread in session.threads.values() for call in thread if call.command]
+    ran = [(call, main_program(call.command)) for thread in session.threads.values() for call in thread
+           if call.command]  # fmt: skip
     for program, runs in killed.items():
-        inside = [call for call in calls if not call.escalated]
-        if len(runs) < 2 or any(call.ok is True and main_program(call.command) == program for call in inside):
-            continue
+        if sum(1 for call, name in ran if name == program and not call.escalated) > len(runs):
+            continue  # it ran in the sandbox too: not every run was killed
         word = program.split()[-1]
-        targets = {w for run in runs for w in _words_of(run.command) if "/" in w or "." in w}
-        outside = next((c for c in calls if c.escalated and _passed(c) and main_program(c.command) == program), None)
+        targets = {w for run in runs for w in _path_arguments(run.command)}
+        outside = next((c for c, name in ran if name == program and c.escalated and _passed(c)), None)
         instead = next(
-            (call for call in inside if _passed(call) and main_program(call.command) != program
-             and word in main_program(call.command).split()
-             and targets & {w for w in _words_of(call.command) if "/" in w or "." in w}),
+            (call for call, name in ran if name != program and word in name.split() and not call.escalated
+             and _passed(call) and targets & set(_path_arguments(call.command))),
             None,
         )  # fmt: skip
         error = f'the agent\'s sandbox killed `{program}` in each of its {len(runs)} runs ("killed by a signal")'
@@ -896,7 +921,16 @@ def _killed_every_time(extraction: Extraction, killed: dict[str, list[ToolCall]]
         extraction.learnings.append(_setup_fact(session, runs[0], issue, error, way, ctx))
 
 
-_KILLED = "sandbox error: command was killed"  # Codex's words when its sandbox killed a command
+def _path_arguments(command: str) -> list[str]:
+    """The words of a command's first part that name a file or folder: not a flag, not a redirection."""
+    words = _words_of(command)
+    for separator in ("|", "&&", "||", ";"):
+        words = words[: words.index(separator)] if separator in words else words
+    return [w for w in words if ("/" in w or "." in w) and not w.startswith("-") and not re.search(r"[<>]", w)]
+
+
+# Codex's words when its sandbox killed a command, at the start of what the call said (after any header).
+_KILLED = re.compile(r"\s*(?:failed in sandbox:\s*)?sandbox error: command was killed")
 
 
 def _lookup_miss(call: ToolCall, error: str) -> bool:
@@ -953,8 +987,10 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 continue
             moved = _found_elsewhere(call, later, ctx) if noise and "wrong path" in noise else None
             if noise and moved is None:
-                if _KILLED in scrubbed and call.command:
-                    killed.setdefault(main_program(call.command), []).append(call)
+                kill = "sandbox error: command was killed" in scrubbed and _KILLED.match(_unheaded(scrubbed))
+                program = main_program(call.command) if kill else ""
+                if program[:1].isalpha():  # `timeout 60 pytest` is read as `60`: no program to name
+                    killed.setdefault(program, []).append(call)
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue
             error = pick_error(scrubbed) or ctx.first_line(_unheaded(scrubbed), ERROR_CHARS)

@@ -56,7 +56,9 @@ class ToolCall:
     timestamp: str = ""
     said: str = ""  # what the agent wrote just before this call (its reasoning about a failure, often)
     excerpt: str = ""  # an edit's new lines, a short head of them: what the change was
-    removed: str = ""  # the lines it took out, the same way
+    # An edit of one place: its old and new lines around the change (a few unchanged ones kept), raw; what
+    # it took out is read from them once secrets are scrubbed.
+    change: tuple[str, str] = ("", "")
     output: str = ""  # a piped command's output when it exited 0: a pipe hides the exit code of what failed
     # Run outside the agent's sandbox: the parameter that asked for it, as the harness spells it
     # (`sandbox_permissions: "require_escalated"`), else "".

@@ -8,7 +8,7 @@ from typing import Any
 from expertise_kit.learning.transcripts.model import MAX_COMMAND_CHARS, MAX_EXCERPT_CHARS, ToolCall
 from expertise_kit.learning.transcripts.shell import file_effects
 
-__all__ = ["tool_call", "patch_files", "set_command", "set_patch"]
+__all__ = ["tool_call", "patch_files", "set_command", "set_patch", "changed_lines", "flat"]
 
 _MODIFYING = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 _READING = {"Read": "file_path", "Grep": "path", "Glob": "path"}
@@ -35,7 +35,7 @@ def tool_call(call_id: str, name: str, params: Any, thread: str, timestamp: str)
     call = ToolCall(call_id=call_id, name=name, thread=thread, timestamp=timestamp)
     if name in _MODIFYING and isinstance(params.get(_MODIFYING[name]), str):
         call.paths = call.modifies = (params[_MODIFYING[name]],)
-        call.removed, call.excerpt = _change(params)
+        _change(call, params)
     elif name in _READING and isinstance(params.get(_READING[name]), str):
         call.paths = (params[_READING[name]],)
     elif name == "Bash" and isinstance(params.get("command"), str):
@@ -64,49 +64,67 @@ def set_patch(call: ToolCall, patch: str) -> None:
     call.modifies, call.deletes = tuple(modified), tuple(deleted)
     call.paths = (*call.modifies, *call.deletes)
     lines = patch.splitlines()[:400]
-    call.excerpt = _flat(line[1:] for line in lines if line.startswith("+"))
+    call.excerpt = flat(line[1:] for line in lines if line.startswith("+"))
     changed = [line.startswith(("-", "+")) for line in lines]
     places = sum(1 for n, line in enumerate(changed) if line and not (n and changed[n - 1]))
     if places == 1 and len(modified) + len(deleted) == 1:  # what the new lines replaced: said for one place only
-        call.removed = _flat(line[1:] for line in lines if line.startswith("-"))
+        body = [line for line in lines if line.startswith((" ", "-", "+"))]
+        call.change = (
+            "\n".join(line[1:] for line in body if not line.startswith("+")),
+            "\n".join(line[1:] for line in body if not line.startswith("-")),
+        )
 
 
-def _flat(pieces: Iterable[str]) -> str:
+def flat(pieces: Iterable[str]) -> str:
     """The pieces, their whitespace collapsed, joined and cut short."""
-    flat = ""
+    text = ""
     for piece in pieces:
-        flat = f"{flat} {' '.join(piece[: MAX_EXCERPT_CHARS * 4].split())}".strip()
-        if len(flat) >= MAX_EXCERPT_CHARS:
+        text = f"{text} {' '.join(piece[: MAX_EXCERPT_CHARS * 4].split())}".strip()
+        if len(text) >= MAX_EXCERPT_CHARS:
             break
-    return flat[:MAX_EXCERPT_CHARS]
+    return text[:MAX_EXCERPT_CHARS]
 
 
 _QUOTED = 1000  # unchanged lines looked for at each end of an edit: it quotes a few around its change
+_AROUND = 20  # unchanged lines kept around a change, for the scrubbing of secrets: a key's BEGIN and END lines
+_MAX_EDIT = 200_000  # characters of an edit's old and new text read: its change is said from its head
 
 
-def _changed_lines(old: str, new: str) -> tuple[str, str]:
-    """The lines an edit takes out and puts in, without the unchanged lines it quotes around them; nothing
-    when no change is found among its first lines."""
-    before, after = old.splitlines(), new.splitlines()
+def _bounds(before: list[str], after: list[str]) -> tuple[int, int] | None:
+    """How many lines old and new share at their start and at their end (trailing spaces aside); None when
+    they differ nowhere in their first lines."""
     most = min(len(before), len(after), _QUOTED)
     start = 0
     while start < most and before[start].rstrip() == after[start].rstrip():
         start += 1
-    if start == _QUOTED:
-        return "", ""
+    if start == _QUOTED or (start == len(before) == len(after)):
+        return None
     most = min(len(before) - start, len(after) - start, _QUOTED)
     end = 0
     while end < most and before[-1 - end].rstrip() == after[-1 - end].rstrip():
         end += 1
-    shown = start + 400  # more lines than an excerpt holds
-    taken, put = before[start : min(len(before) - end, shown)], after[start : min(len(after) - end, shown)]
+    return start, end
+
+
+def changed_lines(old: str, new: str, around: int = 0) -> tuple[str, str]:
+    """The lines an edit takes out and puts in, without the unchanged lines it quotes around them (but
+    ``around`` of them on each side); nothing when no change is found among its first lines."""
+    before, after = old[:_MAX_EDIT].splitlines(), new[:_MAX_EDIT].splitlines()
+    bounds = _bounds(before, after)
+    if bounds is None:
+        return "", ""
+    start, end = bounds
+    first, tail = max(0, start - around), max(0, end - around)
+    shown = start + 400 + around  # more lines than an excerpt holds
+    taken, put = before[first : min(len(before) - tail, shown)], after[first : min(len(after) - tail, shown)]
     return "\n".join(taken), "\n".join(put)
 
 
-def _change(params: dict[str, Any]) -> tuple[str, str]:
-    """What an Edit, MultiEdit, NotebookEdit or Write changes: (the lines it takes out, the lines it puts
-    in), each flattened and cut short. The lines taken out are said only for an edit of one place: with
-    several, which old lines went with which new ones can't be said in one line."""
+def _change(call: ToolCall, params: dict[str, Any]) -> None:
+    """What an Edit, MultiEdit, NotebookEdit or Write changes. Its new lines, flattened and cut short, are
+    the excerpt. For an edit of one place, the old and new lines around the change are kept too, for what
+    is said of it (docs/learning.md): with several, which old lines went with which new ones can't be said
+    in one line."""
     pairs: list[tuple[str, str]] = []
     for key in ("new_string", "new_source", "content"):
         if isinstance(params.get(key), str):
@@ -116,8 +134,12 @@ def _change(params: dict[str, Any]) -> tuple[str, str]:
         for edit in edits[:4]:
             if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
                 pairs.append((_text(edit.get("old_string")), edit["new_string"]))
-    changes = [change for change in (_changed_lines(old, new) for old, new in pairs) if any(change)]
-    return _flat([changes[0][0]] if len(changes) == 1 else []), _flat(new for _, new in changes)
+    changes = [(old, new, changed_lines(old, new)) for old, new in pairs]
+    changes = [change for change in changes if any(change[2])]
+    call.excerpt = flat(put for _, _, (_, put) in changes)
+    if len(changes) == 1 and changes[0][0]:
+        old, new, _ = changes[0]
+        call.change = changed_lines(old, new, _AROUND)
 
 
 def _text(value: Any) -> str:
