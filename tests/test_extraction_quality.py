@@ -174,6 +174,11 @@ def test_an_error_that_says_nothing_is_rejected(project: Path, run: Cli, tmp_pat
         ("git -C repo push -u origin feat/x", "git push"),
         ("./gradlew test", "gradlew test"),
         ("FOO=1 mix deps.get", "mix deps.get"),
+        ("timeout 60 pytest tests/", "pytest"),
+        ("timeout -s KILL 5m cargo test", "cargo test"),
+        ("sudo -u app npm test", "npm test"),
+        ("nice -n 10 make all", "make all"),
+        ("env PYTHONPATH=. pytest -q", "pytest"),
     ],
 )
 def test_programs_are_seen_through_their_wrappers(command: str, program: str) -> None:

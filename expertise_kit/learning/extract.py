@@ -989,7 +989,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             if noise and moved is None:
                 kill = "sandbox error: command was killed" in scrubbed and _KILLED.match(_unheaded(scrubbed))
                 program = main_program(call.command) if kill else ""
-                if program[:1].isalpha():  # `timeout 60 pytest` is read as `60`: no program to name
+                if program[:1].isalpha():  # a name: not a backquoted `` `which pytest` `` or nothing
                     killed.setdefault(program, []).append(call)
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))
                 continue

@@ -116,6 +116,8 @@ def file_effects(command: str) -> tuple[list[str], list[str]]:
 
 
 _PREFIXES = ("sudo", "time", "env", "nice", "timeout", "npx", "bunx", "pnpx")
+_VALUED = ("-u", "-g", "-n", "-s", "-k", "--signal", "--kill-after", "--user", "--group", "--adjustment")
+_DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?")
 _RUNNERS = ("uv", "poetry", "pipenv", "pdm", "hatch", "rye")  # `uv run X` runs X; `uv sync` is uv's own
 _WITH_SUBCOMMAND = (
     "npm", "pnpm", "yarn", "bun", "go", "cargo", "make", "git", "docker", "dotnet", "mvn", "gradle", "gradlew",
@@ -147,6 +149,9 @@ def _program_words(words: list[str]) -> str:
     while words:
         if words[0] in _PREFIXES:
             words = words[1:]
+            # its own options and values: `timeout -s KILL 60 X`, `nice -n 10 X`, `sudo -u app X`, `env A=1 X`
+            while words and (words[0].startswith("-") or "=" in words[0] or _DURATION.fullmatch(words[0])):
+                words = words[2:] if words[0] in _VALUED and len(words) > 1 else words[1:]
         elif words[0] in _RUNNERS and words[1:2] == ["run"] or words[0] == "bundle" and words[1:2] == ["exec"]:
             words = words[2:]
         else:
