@@ -31,7 +31,7 @@ from expertise_kit.learning.quality import (
     network_line,
     says_nothing,
 )
-from expertise_kit.learning.redact import redact
+from expertise_kit.learning.redact import mask_generated, redact
 from expertise_kit.learning.rules import RULE_CHARS, user_rules
 from expertise_kit.learning.transcripts.model import MAX_TASK_CHARS, Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of, programs_in
@@ -512,34 +512,22 @@ def _same_arguments(failed: ToolCall, call: ToolCall) -> bool:
     return len(before) > 1 and before[1:] == after[1:]
 
 
-# A run of key-like characters with digits and both cases: a token the scrubbing may not know (a key split
-# over two string literals, a key's body under a YAML label), never said of an edit.
-_TOKEN = re.compile(r"[\w+/=-]{12,}")
-
-
-def _masked(text: str) -> str:
-    def mask(token: re.Match[str]) -> str:
-        word = token.group(0)
-        mixed = any(c.isdigit() for c in word) and any(c.isupper() for c in word) and any(c.islower() for c in word)
-        return "[REDACTED:token]" if mixed else word
-
-    return _TOKEN.sub(mask, text)
-
-
 def _change_said(shown: str, call: ToolCall, ctx: _Context, limit: int = 120) -> str:
     """An edit as a solution says it: the file, a head of its new lines and, for an edit of one place, of
-    the lines they replaced, or only the file. The lines around the change are scrubbed with it: a key's
-    body is known for one by its BEGIN and END lines."""
+    the lines they replaced, or only the file. The lines around the change are scrubbed with it (a key's
+    body is known for one by its BEGIN and END lines), and key-like tokens the scrubbing may not know are
+    masked: the line a fix took out is often the key it moved away."""
     old, new = call.change
     if not (old or new):
-        added = _masked(call.excerpt.strip())
+        added = mask_generated(call.excerpt.strip())
         return f"changed {shown}: `{ctx.clean(added, limit)}`" if added else f"edited {shown}"
     taken, put = changed_lines(redact(old), redact(new))
     if not (taken or put):  # the change was all in a secret
         return f"edited {shown}"
-    if flat([taken]) == flat([put]):  # the same words: only indentation or spacing changed
-        return f"changed {shown}: the indentation or spacing of `{ctx.clean(_masked(flat([put])), limit)}`"
-    removed, added = _masked(flat([taken])), _masked(flat([put]))
+    removed, added = flat([taken]), flat([put])
+    if removed == added:  # the same words: only indentation or spacing changed
+        return f"changed {shown}: the indentation or spacing of `{ctx.clean(mask_generated(added), limit)}`"
+    removed, added = mask_generated(removed), mask_generated(added)
     if not removed:
         return f"changed {shown}: `{ctx.clean(added, limit)}`"
     was = ctx.clean(removed, 60)
@@ -987,8 +975,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 continue
             moved = _found_elsewhere(call, later, ctx) if noise and "wrong path" in noise else None
             if noise and moved is None:
-                kill = "sandbox error: command was killed" in scrubbed and _KILLED.match(_unheaded(scrubbed))
-                program = main_program(call.command) if kill else ""
+                program = main_program(call.command) if _KILLED.match(_unheaded(scrubbed)) else ""
                 if program[:1].isalpha():  # a name: not a backquoted `` `which pytest` `` or nothing
                     killed.setdefault(program, []).append(call)
                 extraction.rejected.append(Rejected("failure", f"{issue} {ctx.first_line(scrubbed, 120)}", noise))

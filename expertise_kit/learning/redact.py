@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["redact", "redact_counting", "SECRET_KINDS", "SecretKind"]
+__all__ = ["redact", "redact_counting", "mask_generated", "SECRET_KINDS", "SecretKind"]
 
 # What a match becomes, or None to leave it. The text replaced runs from the match's start to its end or
 # to the end of its ``value`` group, whichever is later: the assignment rule finds its value in a look ahead.
@@ -419,3 +419,19 @@ def redact_counting(text: str) -> tuple[str, dict[str, int]]:
 
 def redact(text: str) -> str:
     return redact_counting(text)[0]
+
+
+_KEY_LIKE = re.compile(r"[\w+/=-]{12,}")
+
+
+def mask_generated(text: str) -> str:
+    """``text`` with every run of 12 or more key-like characters that mixes digits and both cases masked:
+    for text cut from its context, where a secret's label or BEGIN line may be gone (a key split over two
+    string literals, a key's body under a YAML label). Words and identifiers have no such mix."""
+
+    def mask(run: re.Match[str]) -> str:
+        word = run.group(0)
+        mixed = any(c.isdigit() for c in word) and any(c.isupper() for c in word) and any(c.islower() for c in word)
+        return "[REDACTED:token]" if mixed else word
+
+    return _KEY_LIKE.sub(mask, text)

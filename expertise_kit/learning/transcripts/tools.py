@@ -134,12 +134,10 @@ def _change(call: ToolCall, params: dict[str, Any]) -> None:
         for edit in edits[:4]:
             if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
                 pairs.append((_text(edit.get("old_string")), edit["new_string"]))
-    changes = [(old, new, changed_lines(old, new)) for old, new in pairs]
-    changes = [change for change in changes if any(change[2])]
-    call.excerpt = flat(put for _, _, (_, put) in changes)
-    if len(changes) == 1 and changes[0][0]:
-        old, new, _ = changes[0]
-        call.change = changed_lines(old, new, _AROUND)
+    windows = [window for window in (changed_lines(old, new, _AROUND) for old, new in pairs) if any(window)]
+    call.excerpt = flat(changed_lines(*window)[1] for window in windows)
+    if len(windows) == 1 and windows[0][0]:
+        call.change = windows[0]
 
 
 def _text(value: Any) -> str:
