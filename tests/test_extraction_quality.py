@@ -344,6 +344,17 @@ def test_an_edit_fix_says_the_lines_it_changed_and_what_they_were() -> None:
     reindent = {"file_path": f"{CWD}/a.py", "old_string": "if x:\n  y()", "new_string": "if x:\n    y()"}
     said = "changed a.py: the indentation or spacing of `y()`"
     assert fixed_by(reindent, "IndentationError: unindent does not match") == said
+    # A change at the end of a long line is said from a word before it on both sides, not cut away.
+    line = '"test": "vitest run --coverage --silent --passWithNoTests --reporter={}", "lint": "eslint src"'
+    long = {"file_path": f"{CWD}/package.json", "old_string": line.format("dot"), "new_string": line.format("json")}
+    said = ('changed package.json: `...--passWithNoTests --reporter=json", "lint": "eslint src"`'
+            ' (was `...--passWithNoTests --reporter=dot", "lint": "eslint src"`)')
+    assert fixed_by(long, "EOFError: EOF when reading a line") == said
+    # A home directory in a quoted value is not `~`, which nothing expands there: it is said as <home>.
+    home = {"file_path": f"{CWD}/settings.json", "old_string": '"DIR": "__HOME__/.app"',
+            "new_string": '"DIR": "/home/jenkins/.app", "HOME": "/home/jenkins"'}  # fmt: skip
+    said = 'changed settings.json: `"DIR": "<home>/.app", "HOME": "<home>"` (was `"DIR": "__HOME__/.app"`)'
+    assert fixed_by(home, "EOFError: EOF when reading a line") == said
 
 
 def test_the_agents_next_words_are_kept_only_when_they_speak_of_the_failure() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from expertise_kit.learning.extract import extract
+from expertise_kit.learning.extract import _from_difference, extract
 from expertise_kit.learning.transcripts.claude import read_claude
 from expertise_kit.learning.transcripts.codex import read_codex
 from expertise_kit.learning.transcripts.generic import read_generic
@@ -147,3 +147,19 @@ def test_an_edits_change_is_what_lies_between_its_unchanged_ends(before: list[st
     )
     if taken and put:
         assert taken[0].rstrip() != put[0].rstrip() and taken[-1].rstrip() != put[-1].rstrip()
+
+
+@given(head=st.text(st.sampled_from("ab ="), max_size=120), old=st.text("xy ", max_size=30),
+       new=st.text("xz ", max_size=30))  # fmt: skip
+def test_a_long_shared_head_is_cut_on_both_sides_alike_and_never_past_the_difference(
+    head: str, old: str, new: str
+) -> None:
+    removed, added = _from_difference(head + old, head + new)
+    if (removed, added) == (head + old, head + new):
+        return
+    assert removed.startswith("...") and added.startswith("...")
+    kept = len(removed) - 3
+    assert (head + old).endswith(removed[3:]) and (head + new).endswith(added[3:])
+    assert len(head + old) - kept == len(head + new) - (len(added) - 3)  # the same cut on both sides
+    same = len(os.path.commonprefix([head + old, head + new]))
+    assert 0 < len(head + old) - kept <= same - 12  # the cut leaves a dozen shared characters before the change

@@ -35,7 +35,7 @@ from expertise_kit.learning.redact import mask_generated, redact
 from expertise_kit.learning.rules import RULE_CHARS, user_rules
 from expertise_kit.learning.transcripts.model import MAX_TASK_CHARS, Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of, programs_in
-from expertise_kit.learning.transcripts.tools import changed_lines, flat
+from expertise_kit.learning.transcripts.tools import changed_lines
 
 __all__ = [
     "Learning", "Rejected", "Extraction", "extract", "pick_error", "program_kind", "ISSUE_CHARS", "ERROR_CHARS",
@@ -128,7 +128,14 @@ class Extraction:
     task: str = ""
 
 
-_HOME = re.compile(r"(?:/Users|/home)/[^/\s]+|[A-Za-z]:\\Users\\[^\\\s]+")
+_HOME = re.compile(r"""(["']?)(?:/Users|/home)/[^/\s"'`]+|(["']?)[A-Za-z]:\\Users\\[^\\\s"'`]+""")
+
+
+def _home(found: re.Match[str]) -> str:
+    """``~``, except at the start of a quoted string: no shell, JSON or config reader expands a quoted ``~``,
+    so a value written there would be wrong; ``<home>`` says a home directory goes there."""
+    quote = found[1] or found[2] or ""
+    return quote + "<home>" if quote else "~"
 
 
 def _portable(text: str, bases: tuple[str, ...]) -> str:
@@ -136,7 +143,7 @@ def _portable(text: str, bases: tuple[str, ...]) -> str:
     for base in bases:
         if base and base != "/":
             text = text.replace(base + "/", "").replace(base, ".")
-    return _HOME.sub("~", text)
+    return _HOME.sub(_home, text)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -512,6 +519,9 @@ def _same_arguments(failed: ToolCall, call: ToolCall) -> bool:
     return len(before) > 1 and before[1:] == after[1:]
 
 
+_SAID_CHARS = 2000  # of an edit's changed lines, read for where the two sides differ
+
+
 def _change_said(shown: str, call: ToolCall, ctx: _Context, limit: int = 120) -> str:
     """An edit as a solution says it: the file, a head of its new lines and, for an edit of one place, of
     the lines they replaced, or only the file. The lines around the change are scrubbed with it (a key's
@@ -524,16 +534,25 @@ def _change_said(shown: str, call: ToolCall, ctx: _Context, limit: int = 120) ->
     taken, put = changed_lines(redact(old), redact(new))
     if not (taken or put):  # the change was all in a secret
         return f"edited {shown}"
-    removed, added = flat([taken]), flat([put])
+    removed, added = (mask_generated(" ".join(lines[:_SAID_CHARS].split())) for lines in (taken, put))
     if removed == added:  # the same words: only indentation or spacing changed
-        return f"changed {shown}: the indentation or spacing of `{ctx.clean(mask_generated(added), limit)}`"
-    removed, added = mask_generated(removed), mask_generated(added)
+        return f"changed {shown}: the indentation or spacing of `{ctx.clean(added, limit)}`"
     if not removed:
         return f"changed {shown}: `{ctx.clean(added, limit)}`"
-    was = ctx.clean(removed, 60)
     if not added:
-        return f"changed {shown}: removed `{was}`"
-    return f"changed {shown}: `{ctx.clean(added, limit - 40)}` (was `{was}`)"
+        return f"changed {shown}: removed `{ctx.clean(removed, 60)}`"
+    removed, added = _from_difference(removed, added)
+    return f"changed {shown}: `{ctx.clean(added, limit - 40)}` (was `{ctx.clean(removed, 60)}`)"
+
+
+def _from_difference(removed: str, added: str, shown: int = 45) -> tuple[str, str]:
+    """Both sides from a word or so before they first differ, when their common head is longer than
+    ``shown``: cut at 60 characters, a change at the end of a long line would look like no change."""
+    same = len(os.path.commonprefix([removed, added]))
+    if same <= shown:
+        return removed, added
+    start = removed.rfind(" ", 0, same - 12) + 1 or same - 12
+    return "..." + removed[start:], "..." + added[start:]
 
 
 def _join(*parts: str) -> str | None:
