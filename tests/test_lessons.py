@@ -114,6 +114,11 @@ def test_standing_rules_are_read_from_the_users_words(prompt: str, rule: str) ->
         "The logo at assets/logo.svg is blurry, and there's no favicon either.",
         "git pull says: There is no tracking information for the current branch, see git-pull(1)",
         'I get `relation "users" does not exist` when running the migrations.',
+        # a terminal pasted with its prompt: what the commands printed is not the user's
+        "❯ ../setup.sh\nThis script should be sourced, not executed.\nAlways run it with -e to print the env.",
+        "me@box:~/app$ npm test\nNever use --force here, see the docs.\n1 failed",
+        "(venv) % make\nmake: *** Every target must be listed. Stop.",
+        "PS C:\\app> npm run build\nMake sure the NODE_ENV is set before building.",
     ],
 )
 def test_one_off_requests_questions_and_pasted_text_are_no_rules(prompt: str) -> None:
@@ -235,6 +240,33 @@ def test_an_error_the_user_pasted_is_a_failure(project: Path, run: Cli, tmp_path
     assert failure["error"] == "sqlalchemy.exc.OperationalError: no such table: users"
     assert failure["issue"].startswith("reported by the user: CI fails with this")
     assert failure["solution"].startswith("The problem is that the users table is never created")
+
+
+def test_a_terminal_the_user_pasted_is_a_failure_of_its_command_with_no_fix_claimed(tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("fix the headers\n\n❯ ../project_setup.sh\nThis script should be sourced, not executed.\n"
+             "If you want to print environment variables, run it with -e.\n\nAlways keep the build in build/.")
+    s.say("The problem is not the script: the project is missing its CMakeLists.txt.")  # a cause of something else
+    s.bash("ls", "main")
+    session = read_sessions(s.write(tmp_path / "a.jsonl"))[0]
+    [failure] = _failures(session)
+    assert failure["issue"] == "run by the user: `../project_setup.sh`"
+    assert failure["error"] == "This script should be sourced, not executed."
+    assert "solution" not in failure  # which of the agent's words answer the paste can't be told
+    assert environment_gotcha(failure["error"]) == "a script to be sourced, not run"
+    assert user_rules(session.prompts) == ["Always keep the build in build/."]  # typed after the blank line
+
+
+def test_the_agents_cause_must_share_a_word_of_meaning_with_a_pasted_error(tmp_path: Path) -> None:
+    """"not" alone is no word in common: a later prompt's pasted error is not explained by any cause."""
+    s = ClaudeSession()
+    s.prompt("set up the docs site")
+    s.say("The API details are in docs/api.md, not the README.")
+    s.bash("ls docs", "api.md")
+    s.prompt("it fails, fix it:\nTraceback (most recent call last):\nValueError: route /home is not registered")
+    session = read_sessions(s.write(tmp_path / "a.jsonl"))[0]
+    [failure] = _failures(session)
+    assert "solution" not in failure
 
 
 # -- the agent's conclusions and the fix that made the check pass -------------------------------------

@@ -32,7 +32,7 @@ from expertise_kit.learning.quality import (
     says_nothing,
 )
 from expertise_kit.learning.redact import mask_generated, redact
-from expertise_kit.learning.rules import RULE_CHARS, user_rules
+from expertise_kit.learning.rules import RULE_CHARS, terminal_runs, user_rules
 from expertise_kit.learning.transcripts.model import MAX_TASK_CHARS, Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of, programs_in
 from expertise_kit.learning.transcripts.tools import changed_lines
@@ -703,6 +703,8 @@ _PLAIN = frozenset(
         "with", "from", "have", "need", "needs", "let's", "lets", "will", "would", "should", "could", "into",
         "than", "then", "when", "what", "which", "while", "also", "again", "just", "still", "file", "files",
         "command", "run", "running", "line", "code", "test", "tests", "output",
+        "not", "and", "for", "are", "was", "were", "can", "has", "but", "its", "all", "any", "one", "you", "your",
+        "our", "now", "too", "how", "why", "did", "does", "doesn", "don", "isn", "wasn", "been", "being",
     }
 )  # fmt: skip
 
@@ -1366,32 +1368,56 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
         lines = [line for line in scrubbed.splitlines() if line.strip()]
         if len(lines) < 2 and len(scrubbed) < 60:
             continue
+        if harness_noise(scrubbed):
+            continue
+        # A terminal the user pasted: a command typed at a shell's prompt, and what it printed. No fix is
+        # claimed: which of the agent's words came after the paste can't be told.
+        for command, printed in terminal_runs(scrubbed):
+            error = pick_error(printed) or next((x for x in printed.splitlines() if environment_gotcha(x)), "")
+            if _is_pasted_error(error, known, 1):
+                issue = f"run by the user: `{ctx.first_line(command, 70)}`"
+                _add_pasted(extraction, ctx, [], issue, error.strip(), named=True)
         # The user's own sentences ("we get these errors, please fix") are no error line; what they pasted is.
         pasted = "\n".join(line for line in lines if not _USER_SPEECH.search(line))
         error = pick_error(pasted)
-        # A pasted line that names no error class still counts when the user says it is an error.
-        needed = 1 if _ASKS_TO_FIX.search(scrubbed) else 3
-        if not error or _error_score(error) < needed or says_nothing(error) or harness_noise(scrubbed):
+        # A pasted line that names no error class still counts when the user says it is an error. When the
+        # task's first prompt is about this error, the cause the session found is its own.
+        if not _is_pasted_error(error, known, 1 if _ASKS_TO_FIX.search(scrubbed) else 3):
             continue
-        if command_typo(error) or network_failure(error) or error_signature(error) in known:
-            continue
-        known.add(error_signature(error))
         # What the user said of it: their own line, else the first line that is not the error.
         said_lines = [line for line in lines if _USER_SPEECH.search(line) and line.strip() != error.strip()]
         others = [line for line in lines if line.strip() != error.strip() and _error_score(line.strip()) <= 1]
         asked = ctx.clean((said_lines or others or ["an error"])[0], 70)
-        raw: dict[str, Any] = {"issue": ctx.clean(f"reported by the user: {asked}", ISSUE_CHARS),
-                               "error": ctx.clean(error, ERROR_CHARS)}  # fmt: skip
-        probe = ToolCall(call_id="prompt", name="prompt", error=error)
-        # The session was asked to fix this error: the cause it found, on the task's first prompt, is its own.
-        cause = _explanation(said, probe, ctx, named=prompt != session.task)
-        if cause and _CAUSE.search(cause):
-            raw["solution"] = _join(cause, *_edits_after(session, cause, ctx)) or cause
-        raw.update(_provenance(session, session.started))
-        text = f"{raw['issue']} {raw['error']}"
-        gotcha = bool(environment_gotcha(error))
-        named = _NAMED_FILE.findall(error)
-        extraction.learnings.append(Learning("failure", "learned_from_failures", raw, text, named, gotcha=gotcha))
+        _add_pasted(extraction, ctx, said, f"reported by the user: {asked}", error, named=prompt != session.task)
+
+
+def _is_pasted_error(error: str, known: set[str], needed: int) -> bool:
+    """Whether ``error``, a line the user pasted, is a failure to keep (a fact about the setup always is), and
+    not one already kept; it is then known."""
+    if not error or not (_error_score(error) >= needed or environment_gotcha(error)) or says_nothing(error):
+        return False
+    if command_typo(error) or network_failure(error) or error_signature(error) in known:
+        return False
+    known.add(error_signature(error))
+    return True
+
+
+def _add_pasted(
+    extraction: Extraction, ctx: _Context, said: list[str], issue: str, error: str, *, named: bool
+) -> None:
+    """A failure the user pasted, with the cause the agent found for it, if it said one (one that speaks
+    of the error, when ``named``)."""
+    session = extraction.session
+    raw: dict[str, Any] = {"issue": ctx.clean(issue, ISSUE_CHARS), "error": ctx.clean(error, ERROR_CHARS)}
+    probe = ToolCall(call_id="prompt", name="prompt", error=error)
+    cause = _explanation(said, probe, ctx, named=named)
+    if cause and _CAUSE.search(cause):
+        raw["solution"] = _join(cause, *_edits_after(session, cause, ctx)) or cause
+    raw.update(_provenance(session, session.started))
+    text = f"{raw['issue']} {raw['error']}"
+    gotcha = bool(environment_gotcha(error))
+    files = _NAMED_FILE.findall(error)
+    extraction.learnings.append(Learning("failure", "learned_from_failures", raw, text, files, gotcha=gotcha))
 
 
 # The agent recording its lessons when asked to reflect (docs/reflect.md): work on our store, not the project's.

@@ -15,7 +15,7 @@ import re
 
 from expertise_kit.learning.transcripts.model import MAX_PROMPT_CHARS
 
-__all__ = ["user_rules", "MAX_RULES_PER_SESSION", "RULE_CHARS"]
+__all__ = ["user_rules", "terminal_runs", "MAX_RULES_PER_SESSION", "RULE_CHARS"]
 
 MAX_RULES_PER_SESSION = 6
 RULE_CHARS = 200
@@ -131,15 +131,39 @@ _BACK = re.compile(
 _LOG_LINE = re.compile(r"^\s*(?:\[?\d{2,4}[-/:]\d{2}|\w+Error\b|error[:\[]|warning[:\[]|fatal:|npm ERR)", re.I)
 
 
+# A shell's prompt, then the command typed at it: `$ make`, `❯ ./setup.sh`, `me@box:~/app$ npm test`,
+# `(venv) % pytest`, `PS C:\app> npm test`. What a terminal prints after it is no sentence of the user's.
+_SHELL_PROMPT = re.compile(
+    r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+[^\s$#%]*\s?[$#%]|PS [A-Za-z]:\\[^>]*>|[$%❯➜λ])\s+(\S.*)$"
+)
+
+
+def terminal_runs(prompt: str) -> list[tuple[str, str]]:
+    """The commands a prompt shows typed at a shell's prompt, each with what the terminal printed after it
+    (up to a blank line or the next prompt): a terminal the user pasted."""
+    runs: list[tuple[str, list[str]]] = []
+    for line in prompt.splitlines():
+        typed = _SHELL_PROMPT.match(line)
+        if typed:
+            runs.append((typed[1].strip(), []))
+        elif not line.strip():
+            runs.append(("", []))  # a blank line ends the terminal's output
+        elif runs and runs[-1][0]:
+            runs[-1][1].append(line)
+    return [(command, "\n".join(printed)) for command, printed in runs if command]
+
+
 def _sentences(prompt: str) -> list[str]:
-    """The sentences the user typed: code fences, quoted and pasted lines left out."""
+    """The sentences the user typed: code fences, quoted and pasted lines, and a pasted terminal's commands
+    with what they printed, left out."""
     kept: list[str] = []
-    fenced = False
+    fenced = terminal = False
     for line in prompt.splitlines():
         if line.lstrip().startswith("```"):
             fenced = not fenced
             continue
-        if fenced or _PASTED.match(line) or _LOG_LINE.match(line):
+        terminal = bool(_SHELL_PROMPT.match(line)) or (terminal and bool(line.strip()))
+        if fenced or terminal or _PASTED.match(line) or _LOG_LINE.match(line):
             continue
         text = line.strip().lstrip("-*•").strip()
         if text:
