@@ -12,7 +12,7 @@ from conftest import TRANSCRIPTS, Cli
 
 from expertise_kit.document.ids import error_signature
 from expertise_kit.learning.audit import store_audit
-from expertise_kit.learning.extract import extract, main_program, pick_error, program_kind
+from expertise_kit.learning.extract import _portable, extract, main_program, pick_error, program_kind
 from expertise_kit.learning.quality import harness_noise, says_nothing, solution_names_action
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of
@@ -350,6 +350,27 @@ def test_an_edit_fix_says_the_lines_it_changed_and_what_they_were() -> None:
     said = ('changed package.json: `...--passWithNoTests --reporter=json", "lint": "eslint src"`'
             ' (was `...--passWithNoTests --reporter=dot", "lint": "eslint src"`)')
     assert fixed_by(long, "EOFError: EOF when reading a line") == said
+    # A long word (a URL) before the change is cut into, so the change is in sight on both sides.
+    url = '"registry": "https://registry.example.com/artifactory/api/npm/npm-virtual/{}"'
+    moved = {"file_path": f"{CWD}/.npmrc", "old_string": url.format("v1"), "new_string": url.format("v2")}
+    said = 'changed .npmrc: `...pm-virtual/v2"` (was `...pm-virtual/v1"`)'
+    assert fixed_by(moved, "EOFError: EOF when reading a line") == said
+    # A re-indent of a long block is still one, and a key replaced by another is no change of spacing.
+    block = "\n".join(f"value_{n} = compute_value(alpha_{n}, beta_{n})" for n in range(60))
+    wide = {"file_path": f"{CWD}/a.py", "old_string": "if x:\n" + block.replace("\n", "\n  "),
+            "new_string": "if x:\n" + block.replace("\n", "\n    ")}  # fmt: skip
+    assert fixed_by(wide, "IndentationError: unindent does not match").startswith(
+        "changed a.py: the indentation or spacing of `value_1 = compute_value(alpha_1"
+    )
+    rotated = {"file_path": f"{CWD}/a.py", "old_string": 'STRIPE = "Ab3iK2ZWeqLm9Xq2Pz"',
+               "new_string": 'STRIPE = "Zq9ubbbPIaQ7rT1kYw"'}  # fmt: skip
+    assert fixed_by(rotated, "EOFError: EOF when reading a line") == "edited a.py"
+    # A key that starts where the change's text is cut is masked whole before the cut: none of it is said.
+    head = "x" * 1990 + ' = ("i", "{}")'
+    cut = {"file_path": f"{CWD}/a.py", "old_string": head.format("Ab3iK2ZWeqLm9Xq2Pz"),
+           "new_string": head.format("Zq9ubbbPIaQ7rT1kYw")}  # fmt: skip
+    said = fixed_by(cut, "EOFError: EOF when reading a line")
+    assert "Ab3" not in said and "Zq9" not in said, said
     # A home directory in a quoted value is not `~`, which nothing expands there: it is said as <home>.
     home = {"file_path": f"{CWD}/settings.json", "old_string": '"DIR": "__HOME__/.app"',
             "new_string": '"DIR": "/home/jenkins/.app", "HOME": "/home/jenkins"'}  # fmt: skip
@@ -632,3 +653,26 @@ def test_a_real_codex_series_learns_clean(project: Path, run: Cli) -> None:
     # One the prompts keep naming, found elsewhere in two sessions, is: where it really is.
     assert "`_bmad/bmm/workflows/3-solutioning/architecture/steps/step-01-init.md` is not there: read `_bmad/" in text
     assert "Exit code" not in text
+
+
+@pytest.mark.parametrize(
+    "text, portable",
+    [
+        ('"DIR": "/home/bob/.app"', '"DIR": "<home>/.app"'),  # nothing expands a quoted ~
+        ("cd /home/bob/app && make", "cd ~/app && make"),
+        ('\\"/home/bob\\"', '\\"<home>\\"'),  # an escaped quote keeps its backslash
+        ("PATH=/home/bob:/usr/bin", "PATH=~:/usr/bin"),  # a user name ends where the list goes on
+        ("(/home/bob)", "(~)"),
+        ("C:\\\\Users\\\\bob\\\\app", "~\\\\app"),  # JSON-escaped
+        ("c:\\users\\bob\\app", "~\\app"),
+    ],
+)
+def test_home_directories_are_portable_and_name_no_user(text: str, portable: str) -> None:
+    assert _portable(text, ()) == portable
+    assert "bob" not in _portable(text, ())
+
+
+def test_an_error_quoting_a_home_path_recurs_as_one_under_any_home() -> None:
+    assert error_signature(_portable("FileNotFoundError: '/home/alice/p/data.csv'", ())) == error_signature(
+        "FileNotFoundError: '/tmp/p/data.csv'"
+    )

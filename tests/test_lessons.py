@@ -117,7 +117,7 @@ def test_standing_rules_are_read_from_the_users_words(prompt: str, rule: str) ->
         # a terminal pasted with its prompt: what the commands printed is not the user's
         "❯ ../setup.sh\nThis script should be sourced, not executed.\nAlways run it with -e to print the env.",
         "me@box:~/app$ npm test\nNever use --force here, see the docs.\n1 failed",
-        "(venv) % make\nmake: *** Every target must be listed. Stop.",
+        "(venv) $ make\nmake: *** Every target must be listed. Stop.",
         "PS C:\\app> npm run build\nMake sure the NODE_ENV is set before building.",
     ],
 )
@@ -255,6 +255,41 @@ def test_a_terminal_the_user_pasted_is_a_failure_of_its_command_with_no_fix_clai
     assert "solution" not in failure  # which of the agent's words answer the paste can't be told
     assert environment_gotcha(failure["error"]) == "a script to be sourced, not run"
     assert user_rules(session.prompts) == ["Always keep the build in build/."]  # typed after the blank line
+
+
+@pytest.mark.parametrize(
+    "prompt, rule",
+    [
+        # a fence, or a line indented less than the prompt, ends what the terminal printed
+        ("fix the build\n```\n$ make\nmake: *** No targets.\n```\nAlways use ninja, not make, in this repo.",
+         "Always use ninja, not make, in this repo."),
+        ("fix the build\n    $ make\n    make: *** No targets.\nAlways use ninja, not make, in this repo.",
+         "Always use ninja, not make, in this repo."),
+        # typed prose that starts like a prompt is no terminal
+        ("$ 5 is the monthly price of the plan.\nNever hardcode prices in the components.",
+         "Never hardcode prices in the components."),
+        ("% of users are on mobile today.\nAlways use rem units for font sizes here.",
+         "Always use rem units for font sizes here."),
+        ("admin@corp.com # owner of the account.\nAlways ask them before rotating the keys.",
+         "Always ask them before rotating the keys."),
+    ],
+)  # fmt: skip
+def test_the_users_words_after_a_pasted_terminal_or_prose_like_a_prompt_are_read(prompt: str, rule: str) -> None:
+    assert user_rules([prompt]) == [rule]
+
+
+def test_a_pasted_terminal_needs_the_evidence_any_paste_needs(tmp_path: Path) -> None:
+    """A grep's hit on `raise ValueError` is no failure; a setup fact or a real error line is."""
+    for prompt, kept in [
+        ("see this\n$ grep -rn raise src\nsrc/a.py:10: raise ValueError('bad input')", False),
+        ("see this\n$ cat README.md\nAll prices must be sourced from the pricing API.", False),
+        ("see this\n$ python main.py\nModuleNotFoundError: No module named 'app'", True),
+    ]:
+        s = ClaudeSession()
+        s.prompt(prompt)
+        s.bash("ls", "src")
+        failures = _failures(read_sessions(s.write(tmp_path / "a.jsonl"))[0])
+        assert bool(failures) == kept, (prompt, failures)
 
 
 def test_the_agents_cause_must_share_a_word_of_meaning_with_a_pasted_error(tmp_path: Path) -> None:

@@ -38,7 +38,8 @@ def _signature_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
         (re.compile(r"\b(git (?:push|pull|checkout|switch|rebase|merge)(?: -\S+)*(?: origin)?) [\w][\w./-]*", re.I),
          r"\1 <branch>"),  # fmt: skip
         # Absolute, home-relative, Windows and dotted-relative paths, and bare relative ones with a slash.
-        (re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]?|\b[\w.@+-]+(?:/[\w.@+-]+)+/?"), "<path>"),
+        (re.compile(r"(?:[A-Za-z]:)?(?:~|<home>|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]?|\b[\w.@+-]+(?:/[\w.@+-]+)+/?"),
+         "<path>"),  # fmt: skip
         (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
         (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
         (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),

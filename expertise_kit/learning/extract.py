@@ -128,7 +128,11 @@ class Extraction:
     task: str = ""
 
 
-_HOME = re.compile(r"""(["']?)(?:/Users|/home)/[^/\s"'`]+|(["']?)[A-Za-z]:\\Users\\[^\\\s"'`]+""")
+# A user name ends where a path, a list or a quote goes on: `/home/bob:/usr/bin`, `(/home/bob)`, `\"/home/bob\"`.
+_HOME = re.compile(
+    r"""(["']?)(?:/Users|/home)/[^/\s"'`\\:;,()\[\]{}<>|&=]+|"""
+    r"""(["']?)[A-Za-z]:(?:\\{1,2})(?i:users)(?:\\{1,2})[^\\\s"'`:;,()\[\]{}<>|&=]+"""
+)
 
 
 def _home(found: re.Match[str]) -> str:
@@ -534,9 +538,12 @@ def _change_said(shown: str, call: ToolCall, ctx: _Context, limit: int = 120) ->
     taken, put = changed_lines(redact(old), redact(new))
     if not (taken or put):  # the change was all in a secret
         return f"edited {shown}"
-    removed, added = (mask_generated(" ".join(lines[:_SAID_CHARS].split())) for lines in (taken, put))
+    removed, added = (" ".join(lines[: _SAID_CHARS * 4].split())[:_SAID_CHARS] for lines in (taken, put))
     if removed == added:  # the same words: only indentation or spacing changed
-        return f"changed {shown}: the indentation or spacing of `{ctx.clean(added, limit)}`"
+        return f"changed {shown}: the indentation or spacing of `{ctx.clean(mask_generated(added), limit)}`"
+    removed, added = mask_generated(removed), mask_generated(added)
+    if removed == added:  # the change was all in key-like tokens
+        return f"edited {shown}"
     if not removed:
         return f"changed {shown}: `{ctx.clean(added, limit)}`"
     if not added:
@@ -551,7 +558,10 @@ def _from_difference(removed: str, added: str, shown: int = 45) -> tuple[str, st
     same = len(os.path.commonprefix([removed, added]))
     if same <= shown:
         return removed, added
-    start = removed.rfind(" ", 0, same - 12) + 1 or same - 12
+    start = removed.rfind(" ", same - 30, same - 12) + 1 or same - 12  # a long word (a URL) is cut into
+    marker = removed.rfind("[REDACTED", 0, start)
+    if marker >= 0 and removed.find("]", marker) >= start:
+        start = marker  # a scrubbed secret's marker is never cut into
     return "..." + removed[start:], "..." + added[start:]
 
 
@@ -705,6 +715,7 @@ _PLAIN = frozenset(
         "command", "run", "running", "line", "code", "test", "tests", "output",
         "not", "and", "for", "are", "was", "were", "can", "has", "but", "its", "all", "any", "one", "you", "your",
         "our", "now", "too", "how", "why", "did", "does", "doesn", "don", "isn", "wasn", "been", "being",
+        "didn", "couldn", "won", "they", "them",
     }
 )  # fmt: skip
 
@@ -1370,19 +1381,20 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
             continue
         if harness_noise(scrubbed):
             continue
+        # A pasted line that names no error class still counts when the user says it is an error.
+        needed = 1 if _ASKS_TO_FIX.search(scrubbed) else 3
         # A terminal the user pasted: a command typed at a shell's prompt, and what it printed. No fix is
         # claimed: which of the agent's words came after the paste can't be told.
         for command, printed in terminal_runs(scrubbed):
             error = pick_error(printed) or next((x for x in printed.splitlines() if environment_gotcha(x)), "")
-            if _is_pasted_error(error, known, 1):
+            if _is_pasted_error(error, known, needed):
                 issue = f"run by the user: `{ctx.first_line(command, 70)}`"
                 _add_pasted(extraction, ctx, [], issue, error.strip(), named=True)
         # The user's own sentences ("we get these errors, please fix") are no error line; what they pasted is.
         pasted = "\n".join(line for line in lines if not _USER_SPEECH.search(line))
         error = pick_error(pasted)
-        # A pasted line that names no error class still counts when the user says it is an error. When the
-        # task's first prompt is about this error, the cause the session found is its own.
-        if not _is_pasted_error(error, known, 1 if _ASKS_TO_FIX.search(scrubbed) else 3):
+        # When the task's first prompt is about this error, the cause the session found is its own.
+        if not _is_pasted_error(error, known, needed):
             continue
         # What the user said of it: their own line, else the first line that is not the error.
         said_lines = [line for line in lines if _USER_SPEECH.search(line) and line.strip() != error.strip()]

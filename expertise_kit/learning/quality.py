@@ -147,7 +147,8 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"invalid command code|illegal option|invalid option -- |unrecognized option '--|"
         r"extra characters at the end of|usage: sed|not supported on (?:this|your) (?:platform|system|os)", re.I)),
     ("a script to be sourced, not run", re.compile(  # an activate or export script run as a program
-        r"\b(?:should|must|needs? to|has to|is meant to|can only) be sourced\b|\bmust source this script\b|"
+        r"\b(?:should|must|needs? to|has to|is meant to|can only) be sourced\b(?!\s+(?:from|by|via|through))|"
+        r"\bmust source this script\b|"
         r"\bsource (?:it|this script) instead\b", re.I)),
     ("a terminal is needed", re.compile(
         r"not a tty|requires? a (?:tty|terminal)|Inappropriate ioctl for device|input device is not a TTY|"

@@ -132,38 +132,52 @@ _LOG_LINE = re.compile(r"^\s*(?:\[?\d{2,4}[-/:]\d{2}|\w+Error\b|error[:\[]|warni
 
 
 # A shell's prompt, then the command typed at it: `$ make`, `❯ ./setup.sh`, `me@box:~/app$ npm test`,
-# `(venv) % pytest`, `PS C:\app> npm test`. What a terminal prints after it is no sentence of the user's.
+# `me@mac app % pytest`, `(venv) $ pytest`, `PS C:\app> npm test`. A bare `$`, `❯` or `➜` needs a command
+# after it that starts as one does (lower case, or a path): `$ 5 a month` and `➜ Always …` are typed prose.
 _SHELL_PROMPT = re.compile(
-    r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+[^\s$#%]*\s?[$#%]|PS [A-Za-z]:\\[^>]*>|[$%❯➜λ])\s+(\S.*)$"
+    r"^(\s*)(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#%]*|\s[^\s$#%]+)\s?[$#%]|PS [A-Za-z]:\\[^>]*>|"
+    r"[$❯➜](?=\s+[a-z./~_]))\s+(\S.*)$"
 )
+
+
+def _ends_terminal(line: str, indent: str) -> bool:
+    """A blank line, a code fence, or a line indented less than the prompt ends what a terminal printed."""
+    return not line.strip() or line.lstrip().startswith("```") or not line.startswith(indent)
 
 
 def terminal_runs(prompt: str) -> list[tuple[str, str]]:
     """The commands a prompt shows typed at a shell's prompt, each with what the terminal printed after it
-    (up to a blank line or the next prompt): a terminal the user pasted."""
+    (up to the next prompt, a blank line, a fence or a line indented less): a terminal the user pasted."""
     runs: list[tuple[str, list[str]]] = []
+    indent: str | None = None
     for line in prompt.splitlines():
         typed = _SHELL_PROMPT.match(line)
         if typed:
-            runs.append((typed[1].strip(), []))
-        elif not line.strip():
-            runs.append(("", []))  # a blank line ends the terminal's output
-        elif runs and runs[-1][0]:
+            indent = typed[1]
+            runs.append((typed[2].strip(), []))
+        elif indent is not None and not _ends_terminal(line, indent):
             runs[-1][1].append(line)
-    return [(command, "\n".join(printed)) for command, printed in runs if command]
+        else:
+            indent = None
+    return [(command, "\n".join(printed)) for command, printed in runs]
 
 
 def _sentences(prompt: str) -> list[str]:
     """The sentences the user typed: code fences, quoted and pasted lines, and a pasted terminal's commands
     with what they printed, left out."""
     kept: list[str] = []
-    fenced = terminal = False
+    fenced = False
+    terminal: str | None = None  # the indentation of the shell's prompt, in a pasted terminal
     for line in prompt.splitlines():
+        typed = _SHELL_PROMPT.match(line)
+        if typed:
+            terminal = typed[1]
+        elif terminal is not None and _ends_terminal(line, terminal):
+            terminal = None
         if line.lstrip().startswith("```"):
             fenced = not fenced
             continue
-        terminal = bool(_SHELL_PROMPT.match(line)) or (terminal and bool(line.strip()))
-        if fenced or terminal or _PASTED.match(line) or _LOG_LINE.match(line):
+        if fenced or terminal is not None or _PASTED.match(line) or _LOG_LINE.match(line):
             continue
         text = line.strip().lstrip("-*•").strip()
         if text:
