@@ -255,6 +255,13 @@ def test_a_terminal_the_user_pasted_is_a_failure_of_its_command_with_no_fix_clai
     assert "solution" not in failure  # which of the agent's words answer the paste can't be told
     assert environment_gotcha(failure["error"]) == "a script to be sourced, not run"
     assert user_rules(session.prompts) == ["Always keep the build in build/."]  # typed after the blank line
+    # A terminal's output goes on past a blank line it printed, up to the next prompt.
+    s = ClaudeSession()
+    s.prompt('❯ . ./export.sh\nChecking "python3" ...\n\nERROR: Python virtual environment "/e/env/bin/python" not '
+             'found. Please run the install script.\n❯ ls')  # fmt: skip
+    s.bash("ls", "main")
+    [failure] = _failures(read_sessions(s.write(tmp_path / "b.jsonl"))[0])
+    assert failure["issue"] == "run by the user: `. ./export.sh`" and failure["error"].startswith("ERROR: Python")
 
 
 @pytest.mark.parametrize(
@@ -637,6 +644,10 @@ def test_a_program_the_sandbox_kills_every_time_is_a_fact_about_the_setup() -> N
         "touch: cannot touch '/tmp/cache.db': Read-only file system",
         "litellm.BadRequestError: OpenAIException - request (10259 tokens) exceeds the available context size "
         "(10240 tokens), try increasing it",  # a local model server's limit
+        'ERROR: ESP-IDF Python virtual environment "/opt/esp/python_env/idf6_env/bin/python" not found.',
+        "No Python at '\"C:\\Python312\\python.exe'",  # a venv whose interpreter is gone
+        "This script should be sourced, not executed.",
+        "You must source this script: $ source bin/activate",
     ],
 )
 def test_environment_facts_are_recognised(error: str) -> None:
@@ -655,6 +666,8 @@ def test_environment_facts_are_recognised(error: str) -> None:
         "AssertionError: assert 'Your plan does not have access to exports' == 'ok'",  # the project's own plans
         "TypeError: Cannot read properties of undefined (reading 'numberOfSeats')",  # not EROFS
         "OSError: [Errno 30] Read-only file system: '/output.txt'",  # a path the project's code got wrong
+        "AssertionError: all prices must be sourced from the pricing API",
+        "KeyError: 'venv' not found in config",
     ],
 )  # fmt: skip
 def test_code_errors_are_not_environment_facts(error: str) -> None:

@@ -132,7 +132,9 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"not installed|No such file or directory.{0,20}(?:bin/|exec)|executable file not found|"
         r"Unable to locate (?:package|executable)|"
         r"No module named '?(?:pip|venv|ensurepip|setuptools|pytest|distutils)\b|"
-        r"could not find (?:a version|executable)|is not installed|not available on this (?:system|platform)",
+        r"could not find (?:a version|executable)|is not installed|not available on this (?:system|platform)|"
+        r"\bvirtual ?env(?:ironment)?\b[^\n]{0,120}\bnot found|\bvenv[/\\][^\n]{0,120}\bnot found|"
+        r"^No Python at ",  # a virtual environment not set up, or whose interpreter is gone
         re.I | re.M)),
     ("a file system the setup keeps read-only", re.compile(  # the system's, not a path the project's code got wrong
         r"cannot create temp file for here.?doc|"

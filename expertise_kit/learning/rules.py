@@ -141,13 +141,14 @@ _SHELL_PROMPT = re.compile(
 
 
 def _ends_terminal(line: str, indent: str) -> bool:
-    """A blank line, a code fence, or a line indented less than the prompt ends what a terminal printed."""
-    return not line.strip() or line.lstrip().startswith("```") or not line.startswith(indent)
+    """A code fence, or a line indented less than the prompt, ends what a terminal printed."""
+    return line.lstrip().startswith("```") or not line.startswith(indent) and bool(line.strip())
 
 
 def terminal_runs(prompt: str) -> list[tuple[str, str]]:
     """The commands a prompt shows typed at a shell's prompt, each with what the terminal printed after it
-    (up to the next prompt, a blank line, a fence or a line indented less): a terminal the user pasted."""
+    (up to the next prompt, a fence or a line indented less; blank lines too, as a program prints them): a
+    terminal the user pasted."""
     runs: list[tuple[str, list[str]]] = []
     indent: str | None = None
     for line in prompt.splitlines():
@@ -172,8 +173,8 @@ def _sentences(prompt: str) -> list[str]:
         typed = _SHELL_PROMPT.match(line)
         if typed:
             terminal = typed[1]
-        elif terminal is not None and _ends_terminal(line, terminal):
-            terminal = None
+        elif terminal is not None and (_ends_terminal(line, terminal) or not line.strip()):
+            terminal = None  # what the user typed after a paste starts after a blank line
         if line.lstrip().startswith("```"):
             fenced = not fenced
             continue
