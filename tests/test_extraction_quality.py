@@ -365,12 +365,23 @@ def test_an_edit_fix_says_the_lines_it_changed_and_what_they_were() -> None:
     rotated = {"file_path": f"{CWD}/a.py", "old_string": 'STRIPE = "Ab3iK2ZWeqLm9Xq2Pz"',
                "new_string": 'STRIPE = "Zq9ubbbPIaQ7rT1kYw"'}  # fmt: skip
     assert fixed_by(rotated, "EOFError: EOF when reading a line") == "edited a.py"
-    # A key that starts where the change's text is cut is masked whole before the cut: none of it is said.
-    head = "x" * 1990 + ' = ("i", "{}")'
-    cut = {"file_path": f"{CWD}/a.py", "old_string": head.format("Ab3iK2ZWeqLm9Xq2Pz"),
-           "new_string": head.format("Zq9ubbbPIaQ7rT1kYw")}  # fmt: skip
-    said = fixed_by(cut, "EOFError: EOF when reading a line")
-    assert "Ab3" not in said and "Zq9" not in said, said
+    # A key where the change's text stops being read is left out whole, not said in part, and no change
+    # past that point is taken for none.
+    keys = ("Ab3iK2ZWeqLm9Xq2Pz", "Zq9ubbbPIaQ7rT1kYw")
+    for width in (1979, 7979, 7990, 7996):
+        head = "x" * width + ' = ("i", "{}")'
+        cut = {"file_path": f"{CWD}/a.py", "old_string": head.format(keys[0]), "new_string": head.format(keys[1])}
+        said = fixed_by(cut, "EOFError: EOF when reading a line")
+        assert said == "edited a.py", (width, said)
+    big = "\n".join([block] * 4)  # longer than is read
+    beyond = {"file_path": f"{CWD}/a.py", "old_string": f"if x:\n  {big.replace(chr(10), chr(10) + '  ')}\n  z = 1",
+              "new_string": f"if x:\n    {big.replace(chr(10), chr(10) + '    ')}\n    z = 2"}  # fmt: skip
+    assert len(big) > 8000 and fixed_by(beyond, "IndentationError: unindent does not match") == "edited a.py"
+    # A cut near a scrubbed secret starts at its marker, never inside it.
+    query = "u=https://example.com/" + "a" * 40 + "/x?t=" + "Ab3iK2ZWeqLm9Xq2Pz" + "&v={}"
+    marked = {"file_path": f"{CWD}/a.env", "old_string": query.format(1), "new_string": query.format(2)}
+    said = fixed_by(marked, "EOFError: EOF when reading a line")
+    assert said.startswith("changed a.env: `...[REDACTED:") and "&v=2" in said, said
     # A home directory in a quoted value is not `~`, which nothing expands there: it is said as <home>.
     home = {"file_path": f"{CWD}/settings.json", "old_string": '"DIR": "__HOME__/.app"',
             "new_string": '"DIR": "/home/jenkins/.app", "HOME": "/home/jenkins"'}  # fmt: skip
@@ -665,6 +676,8 @@ def test_a_real_codex_series_learns_clean(project: Path, run: Cli) -> None:
         ("(/home/bob)", "(~)"),
         ("C:\\\\Users\\\\bob\\\\app", "~\\\\app"),  # JSON-escaped
         ("c:\\users\\bob\\app", "~\\app"),
+        ("c:/users/bob/app", "~/app"),
+        ("C:/Users/bob", "~"),
     ],
 )
 def test_home_directories_are_portable_and_name_no_user(text: str, portable: str) -> None:

@@ -117,7 +117,9 @@ def test_standing_rules_are_read_from_the_users_words(prompt: str, rule: str) ->
         # a terminal pasted with its prompt: what the commands printed is not the user's
         "❯ ../setup.sh\nThis script should be sourced, not executed.\nAlways run it with -e to print the env.",
         "me@box:~/app$ npm test\nNever use --force here, see the docs.\n1 failed",
-        "(venv) $ make\nmake: *** Every target must be listed. Stop.",
+        "(venv) % make\nMake sure the NODE_ENV is set before building.",
+        "$ DEBUG=1 ./setup.sh\nThis script should be sourced, not executed. Always run it with -e.",
+        "me@mac app % npm test\nNever run the e2e suite without the mock server.",
         "PS C:\\app> npm run build\nMake sure the NODE_ENV is set before building.",
     ],
 )
@@ -279,6 +281,8 @@ def test_a_terminal_the_user_pasted_is_a_failure_of_its_command_with_no_fix_clai
          "Always use rem units for font sizes here."),
         ("admin@corp.com # owner of the account.\nAlways ask them before rotating the keys.",
          "Always ask them before rotating the keys."),
+        ("bob@corp.com says $ 5 is the price.\nNever hardcode prices in the components.",
+         "Never hardcode prices in the components."),
     ],
 )  # fmt: skip
 def test_the_users_words_after_a_pasted_terminal_or_prose_like_a_prompt_are_read(prompt: str, rule: str) -> None:

@@ -131,7 +131,7 @@ class Extraction:
 # A user name ends where a path, a list or a quote goes on: `/home/bob:/usr/bin`, `(/home/bob)`, `\"/home/bob\"`.
 _HOME = re.compile(
     r"""(["']?)(?:/Users|/home)/[^/\s"'`\\:;,()\[\]{}<>|&=]+|"""
-    r"""(["']?)[A-Za-z]:(?:\\{1,2})(?i:users)(?:\\{1,2})[^\\\s"'`:;,()\[\]{}<>|&=]+"""
+    r"""(["']?)[A-Za-z]:(?:\\{1,2}|/)(?i:users)(?:\\{1,2}|/)[^\\/\s"'`:;,()\[\]{}<>|&=]+"""
 )
 
 
@@ -523,7 +523,14 @@ def _same_arguments(failed: ToolCall, call: ToolCall) -> bool:
     return len(before) > 1 and before[1:] == after[1:]
 
 
-_SAID_CHARS = 2000  # of an edit's changed lines, read for where the two sides differ
+_SAID_CHARS = 8000  # of an edit's changed lines, read for where the two sides differ
+
+
+def _said_words(lines: str) -> str:
+    """``lines`` with their whitespace collapsed, as far as they are read; a word cut in two at the end is
+    left out, as a key's tail would be too short for the mask."""
+    words = " ".join(lines[:_SAID_CHARS].split())
+    return words.rsplit(" ", 1)[0] if len(lines) > _SAID_CHARS else words
 
 
 def _change_said(shown: str, call: ToolCall, ctx: _Context, limit: int = 120) -> str:
@@ -538,8 +545,14 @@ def _change_said(shown: str, call: ToolCall, ctx: _Context, limit: int = 120) ->
     taken, put = changed_lines(redact(old), redact(new))
     if not (taken or put):  # the change was all in a secret
         return f"edited {shown}"
-    removed, added = (" ".join(lines[: _SAID_CHARS * 4].split())[:_SAID_CHARS] for lines in (taken, put))
-    if removed == added:  # the same words: only indentation or spacing changed
+    removed, added = _said_words(taken), _said_words(put)
+    read_in_part = max(len(taken), len(put)) > _SAID_CHARS
+    if read_in_part:  # the two sides are compared as far as both were read, in whole words
+        both = min(len(removed), len(added))
+        removed, added = (words[:both].rsplit(" ", 1)[0] for words in (removed, added))
+    if removed == added:  # the same words: only indentation or spacing changed, as far as they were read
+        if read_in_part:
+            return f"edited {shown}"
         return f"changed {shown}: the indentation or spacing of `{ctx.clean(mask_generated(added), limit)}`"
     removed, added = mask_generated(removed), mask_generated(added)
     if removed == added:  # the change was all in key-like tokens
@@ -559,7 +572,7 @@ def _from_difference(removed: str, added: str, shown: int = 45) -> tuple[str, st
     if same <= shown:
         return removed, added
     start = removed.rfind(" ", same - 30, same - 12) + 1 or same - 12  # a long word (a URL) is cut into
-    marker = removed.rfind("[REDACTED", 0, start)
+    marker = removed.rfind("[REDACTED", 0, start + 8)  # one that starts before the cut
     if marker >= 0 and removed.find("]", marker) >= start:
         start = marker  # a scrubbed secret's marker is never cut into
     return "..." + removed[start:], "..." + added[start:]

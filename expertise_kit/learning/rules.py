@@ -132,11 +132,11 @@ _LOG_LINE = re.compile(r"^\s*(?:\[?\d{2,4}[-/:]\d{2}|\w+Error\b|error[:\[]|warni
 
 
 # A shell's prompt, then the command typed at it: `$ make`, `❯ ./setup.sh`, `me@box:~/app$ npm test`,
-# `me@mac app % pytest`, `(venv) $ pytest`, `PS C:\app> npm test`. A bare `$`, `❯` or `➜` needs a command
-# after it that starts as one does (lower case, or a path): `$ 5 a month` and `➜ Always …` are typed prose.
+# `me@mac app % pytest`, `(venv) % pytest`, `PS C:\app> npm test`. A bare `$`, `❯` or `➜` needs a command
+# after it that starts as one does (lower case, a path, or `NAME=`): `$ 5 a month` and `➜ Always …` are prose.
 _SHELL_PROMPT = re.compile(
-    r"^(\s*)(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#%]*|\s[^\s$#%]+)\s?[$#%]|PS [A-Za-z]:\\[^>]*>|"
-    r"[$❯➜](?=\s+[a-z./~_]))\s+(\S.*)$"
+    r"^(\s*)(?:\([\w.-]+\)\s*[$%#❯➜]|(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#%]*[$#%]|\s[^\s$#%]+\s%)|"
+    r"PS [A-Za-z]:\\[^>]*>)|[$❯➜](?=\s+(?:[a-z./~_]|[A-Z_][A-Z0-9_]*=)))\s+(\S.*)$"
 )
 
 
