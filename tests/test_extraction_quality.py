@@ -689,3 +689,11 @@ def test_an_error_quoting_a_home_path_recurs_as_one_under_any_home() -> None:
     assert error_signature(_portable("FileNotFoundError: '/home/alice/p/data.csv'", ())) == error_signature(
         "FileNotFoundError: '/tmp/p/data.csv'"
     )
+
+
+def test_an_errors_signature_is_its_first_thousand_characters_shape() -> None:
+    """A line of thousands of path characters is signed from its head: the path rule's time grows with the
+    square of such a run."""
+    head = "Error: " + "a." * 600
+    assert error_signature(head + "tail one") == error_signature(head + "another tail")
+    assert error_signature("Error: x.y/z") != error_signature("Error: x.y")
