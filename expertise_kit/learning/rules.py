@@ -69,7 +69,7 @@ _TASK = re.compile(
 )
 _STANDING = re.compile(r"\b(?:always|never|every|each\s+time|whenever|from\s+now\s+on)\b", re.I)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_SENTENCE = re.compile(r"(?<=[.!;。！；])\s+|(?<=[。！；])|\s+-\s+(?=[A-Z])")
+_SENTENCE = re.compile(r"(?<=[.!;。！；])\s+|(?<=[。！；])|(?<!\s)\s+-\s+(?=[A-Z])")  # a run of spaces is tried once
 _WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
 # Words that carry no content of their own in a rule: markers, pronouns, fillers.
 _FILLER = frozenset(
