@@ -244,6 +244,28 @@ def test_an_error_the_user_pasted_is_a_failure(project: Path, run: Cli, tmp_path
     assert failure["solution"].startswith("The problem is that the users table is never created")
 
 
+_REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
+    "the new_string was NOT written to the file). To tell you how to proceed, the user said:\n{}"
+)
+
+
+def test_what_the_user_typed_when_turning_down_a_tool_use_is_their_words(tmp_path: Path) -> None:
+    s = ClaudeSession()
+    s.prompt("add lodash to the web app")
+    s.tool("Bash", {"command": "npm install lodash"}, _REJECTED.format("Always use pnpm in this repo, never npm."),
+           error=True)  # fmt: skip
+    s.tool("AskUserQuestion", {"questions": []}, _REJECTED.format(
+        "The user wants to clarify these questions.\n    Always start by asking them what to clarify."), error=True)
+    s.bash("pnpm add lodash", "done")
+    session = read_sessions(s.write(tmp_path / "a.jsonl"))[0]
+    assert session.task == "add lodash to the web app"
+    assert session.prompts[1:] == ["Always use pnpm in this repo, never npm."]  # the CLI's own words are not theirs
+    assert user_rules(session.prompts) == ["Always use pnpm in this repo, never npm."]
+    assert all(c.interrupted for c in session.calls if c.ok is False)  # a tool use turned down is no failure
+    assert not _failures(session)
+
+
 def test_a_terminal_the_user_pasted_is_a_failure_of_its_command_with_no_fix_claimed(tmp_path: Path) -> None:
     s = ClaudeSession()
     s.prompt("fix the headers\n\n❯ ../project_setup.sh\nThis script should be sourced, not executed.\n"

@@ -41,6 +41,23 @@ _NOT_A_FAILURE = (
 )
 
 
+# A tool use the user turned down, with what they typed instead ("No, and tell Claude what to do
+# differently"): their words, as much as a prompt's. Asking the user questions is turned down this way
+# too, with the CLI's own words instead of theirs.
+_REJECTED_SAYING = "To tell you how to proceed, the user said:"
+_CLI_SAYING = ("The user wants to clarify these questions",)
+
+
+def _rejection_reason(block: dict[str, Any]) -> str:
+    """What the user typed when turning down a tool use, or ""."""
+    if block.get("is_error") is not True:
+        return ""
+    text = _text_of(block.get("content"))
+    start = text.find(_REJECTED_SAYING)
+    said = text[start + len(_REJECTED_SAYING) :].strip() if start >= 0 else ""
+    return "" if said.startswith(_CLI_SAYING) else said
+
+
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 
@@ -188,6 +205,9 @@ class _Reader:
                         call = self.waiting.pop(str(block.get("tool_use_id")), None)
                         if call is not None:
                             _apply_result(block, call, record.get("toolUseResult"))
+                        said = _rejection_reason(block)
+                        if said:
+                            self.prompt_at.setdefault(position, said[:MAX_PROMPT_CHARS])
                     elif block.get("type") == "text" and isinstance(block.get("text"), str):
                         self._user_text(position, block["text"], record)
             elif isinstance(content, str):
