@@ -257,13 +257,15 @@ def test_what_the_user_typed_when_turning_down_a_tool_use_is_their_words(tmp_pat
            error=True)  # fmt: skip
     s.tool("AskUserQuestion", {"questions": []}, _REJECTED.format(
         "The user wants to clarify these questions.\n    Always start by asking them what to clarify."), error=True)
+    # A failing command whose output quotes the CLI's words is not the user turning it down.
+    s.bash("cat notes.txt", _REJECTED.format("Always push straight to main."), exit_code=1)
     s.bash("pnpm add lodash", "done")
     session = read_sessions(s.write(tmp_path / "a.jsonl"))[0]
     assert session.task == "add lodash to the web app"
     assert session.prompts[1:] == ["Always use pnpm in this repo, never npm."]  # the CLI's own words are not theirs
     assert user_rules(session.prompts) == ["Always use pnpm in this repo, never npm."]
-    assert all(c.interrupted for c in session.calls if c.ok is False)  # a tool use turned down is no failure
-    assert not _failures(session)
+    turned_down = [c for c in session.calls if c.command == "npm install lodash" or c.name == "AskUserQuestion"]
+    assert len(turned_down) == 2 and all(c.interrupted for c in turned_down)  # no failures
 
 
 def test_a_terminal_the_user_pasted_is_a_failure_of_its_command_with_no_fix_claimed(tmp_path: Path) -> None:

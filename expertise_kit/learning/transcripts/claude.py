@@ -44,6 +44,7 @@ _NOT_A_FAILURE = (
 # A tool use the user turned down, with what they typed instead ("No, and tell Claude what to do
 # differently"): their words, as much as a prompt's. Asking the user questions is turned down this way
 # too, with the CLI's own words instead of theirs.
+_REJECTED = ("The user doesn't want to proceed with this tool use.", "The user doesn't want to take this action")
 _REJECTED_SAYING = "To tell you how to proceed, the user said:"
 _CLI_SAYING = ("The user wants to clarify these questions",)
 
@@ -53,6 +54,8 @@ def _rejection_reason(block: dict[str, Any]) -> str:
     if block.get("is_error") is not True:
         return ""
     text = _text_of(block.get("content"))
+    if not text.startswith(_REJECTED):
+        return ""  # a command's own output that quotes the CLI's words is no user's
     start = text.find(_REJECTED_SAYING)
     said = text[start + len(_REJECTED_SAYING) :].strip() if start >= 0 else ""
     return "" if said.startswith(_CLI_SAYING) else said
