@@ -266,6 +266,16 @@ def test_what_the_user_typed_when_turning_down_a_tool_use_is_their_words(tmp_pat
     assert user_rules(session.prompts) == ["Always use pnpm in this repo, never npm."]
     turned_down = [c for c in session.calls if c.command == "npm install lodash" or c.name == "AskUserQuestion"]
     assert len(turned_down) == 2 and all(c.interrupted for c in turned_down)  # no failures
+    # Never the task (a transcript that starts with one); cleaned as a prompt is; beside the user's own text.
+    s = ClaudeSession()
+    s.tool("Bash", {"command": "rm -rf build"}, _REJECTED.format("Never delete the build dir."), error=True)
+    s.prompt("fix the flaky login test")
+    s.tool("Edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"}, _REJECTED.format(
+        "Always keep the retries in conftest.py.\n<system-reminder>The date is today.</system-reminder>"), error=True)
+    s.prompt("and make sure the CI job uses it")
+    session = read_sessions(s.write(tmp_path / "b.jsonl"))[0]
+    assert session.task == "fix the flaky login test"
+    assert session.prompts[1:] == ["Always keep the retries in conftest.py.", "and make sure the CI job uses it"]
 
 
 def test_a_terminal_the_user_pasted_is_a_failure_of_its_command_with_no_fix_claimed(tmp_path: Path) -> None:

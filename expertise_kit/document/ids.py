@@ -75,9 +75,6 @@ def normalise_path(path: str) -> str:
     return "" if cleaned == "." else cleaned + trailing
 
 
-_SIGNED_CHARS = 1000
-
-
 @lru_cache(maxsize=16384)
 def error_signature(error: str) -> str:
     """The shape of an error with its particulars removed, so a recurrence matches the first sighting.
@@ -85,9 +82,7 @@ def error_signature(error: str) -> str:
     ``FileNotFoundError: /tmp/a1/x.py line 12`` and ``FileNotFoundError: /home/b/y.py line 40`` share a
     signature.
     """
-    # The first 1,000 characters are shape enough (a stored error keeps 200), and the path rule's time
-    # grows with the square of a run of path characters: a 4,000-character line of `a.a.a.` took 7 ms.
-    text = unicodedata.normalize("NFKC", error[:_SIGNED_CHARS])
+    text = unicodedata.normalize("NFKC", error)
     for pattern, placeholder in _signature_rules():
         text = pattern.sub(placeholder, text)
     return normalise_text(text)

@@ -129,6 +129,13 @@ class Extraction:
 
 
 # A user name ends where a path, a list or a quote goes on: `/home/bob:/usr/bin`, `(/home/bob)`, `\"/home/bob\"`.
+def _signed(error: str) -> str:
+    """An error's signature, from its first 1,000 characters: an error line read from an output runs to
+    4,000, and the path rule's time grows with the square of a run of path characters (100 failures
+    printing lines of `a.a.a.` took 0.74 s). The errors stored keep 200, so their ids are not touched."""
+    return error_signature(error[:1000])
+
+
 _HOME = re.compile(
     r"""(["']?)(?:/Users|/home)/[^/\s"'`\\:;,()\[\]{}<>|&=]+|"""
     r"""(["']?)[A-Za-z]:(?:\\{1,2}|/)(?i:users)(?:\\{1,2}|/)[^\\/\s"'`:;,()\[\]{}<>|&=]+"""
@@ -406,7 +413,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
             missing and ok and (_kind_key(call)[1].startswith(key[1]) or _same_arguments(failed, call))
         )
         if same and failing:
-            if error_signature(pick_error(redact(hidden or call.error))) != signature:
+            if _signed(pick_error(redact(hidden or call.error))) != signature:
                 if _unpiped(call.command) != _unpiped(failed.command):
                     return None  # `gh api user` after `gh api repos`: another call, not this one again
                 # The same command fails differently: this error is gone. An edit made since is its fix;
@@ -1055,7 +1062,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 reason = f"the error says nothing useful: no more than how it ended ({code!r})"
                 extraction.rejected.append(Rejected("failure", issue, reason))
                 continue
-            signature = error_signature(error)
+            signature = _signed(error)
             earlier = learned[signature].raw if signature in learned else None
             if earlier is not None and earlier.get("solution"):
                 continue
@@ -1182,7 +1189,7 @@ def _summaries(extraction: Extraction, ctx: _Context) -> None:
         for section_match in _SUMMARY_SECTION.finditer(_unescape(summary)):
             for title, head, fix_text in _summary_items(section_match["body"]):
                 error = ctx.clean(redact(head).strip('"'), ERROR_CHARS)
-                signature = error_signature(error)
+                signature = _signed(error)
                 if signature in seen:
                     continue
                 seen.add(signature)
@@ -1386,7 +1393,7 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
     the agent's own diagnosis, when it wrote one that speaks of the error; else none is claimed."""
     session = extraction.session
     said = [str(getattr(c, "said", "") or "") for c in session.threads.get("main", [])]
-    known = {error_signature(str(i.raw.get("error", ""))) for i in extraction.learnings if i.kind == "failure"}
+    known = {_signed(str(i.raw.get("error", ""))) for i in extraction.learnings if i.kind == "failure"}
     for prompt in session.prompts[:20]:
         scrubbed = redact(prompt[:MAX_TASK_CHARS])  # the error is looked for where the user's paste starts
         lines = [line for line in scrubbed.splitlines() if line.strip()]
@@ -1421,9 +1428,9 @@ def _is_pasted_error(error: str, known: set[str], needed: int) -> bool:
     not one already kept; it is then known."""
     if not error or not (_error_score(error) >= needed or environment_gotcha(error)) or says_nothing(error):
         return False
-    if command_typo(error) or network_failure(error) or error_signature(error) in known:
+    if command_typo(error) or network_failure(error) or _signed(error) in known:
         return False
-    known.add(error_signature(error))
+    known.add(_signed(error))
     return True
 
 

@@ -57,7 +57,7 @@ def _rejection_reason(block: dict[str, Any]) -> str:
     if not text.startswith(_REJECTED):
         return ""  # a command's own output that quotes the CLI's words is no user's
     start = text.find(_REJECTED_SAYING)
-    said = text[start + len(_REJECTED_SAYING) :].strip() if start >= 0 else ""
+    said = task_text(text[start + len(_REJECTED_SAYING) :]) if start >= 0 else ""
     return "" if said.startswith(_CLI_SAYING) else said
 
 
@@ -146,6 +146,7 @@ class _Reader:
         self.late_parents: dict[int, str] = {}  # parents that appear after their child (rare)
         self.calls_at: dict[int, list[ToolCall]] = {}
         self.prompt_at: dict[int, str] = {}
+        self.rejected_at: dict[int, str] = {}  # what the user typed when turning down a tool use
         self.waiting: dict[str, ToolCall] = {}  # tool_use id -> call, until its result arrives
         self.agent_of: dict[int, str] = {}
         # One API message with parallel tool calls is written as a chain of assistant records, one per
@@ -209,8 +210,8 @@ class _Reader:
                         if call is not None:
                             _apply_result(block, call, record.get("toolUseResult"))
                         said = _rejection_reason(block)
-                        if said:
-                            self.prompt_at.setdefault(position, said[:MAX_PROMPT_CHARS])
+                        if said and self.prompt_at:  # a correction of work asked for: never the task
+                            self.rejected_at[position] = said[:MAX_PROMPT_CHARS]
                     elif block.get("type") == "text" and isinstance(block.get("text"), str):
                         self._user_text(position, block["text"], record)
             elif isinstance(content, str):
@@ -294,7 +295,7 @@ def _assign_threads(reader: _Reader, session: Session) -> None:
         return top
 
     names: dict[int, str] = {}
-    for position in sorted({*reader.calls_at, *reader.prompt_at}):
+    for position in sorted({*reader.calls_at, *reader.prompt_at, *reader.rejected_at}):
         if position in reader.agent_of:
             thread = reader.agent_of[position]
         elif position in active:
@@ -306,8 +307,8 @@ def _assign_threads(reader: _Reader, session: Session) -> None:
         for call in reader.calls_at.get(position, []):
             call.thread = thread
             session.calls.append(call)
-        if position in active and position in reader.prompt_at:
-            session.prompts.append(reader.prompt_at[position])
+        if position in active:
+            session.prompts += [said[position] for said in (reader.rejected_at, reader.prompt_at) if position in said]
     # Branches: rewinds leave more than one main-line child under a message.
     children: dict[int, int] = {}
     for position, parent in enumerate(parents):
