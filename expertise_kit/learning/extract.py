@@ -128,14 +128,14 @@ class Extraction:
     task: str = ""
 
 
-# A user name ends where a path, a list or a quote goes on: `/home/bob:/usr/bin`, `(/home/bob)`, `\"/home/bob\"`.
 def _signed(error: str) -> str:
     """An error's signature, from its first 1,000 characters: an error line read from an output runs to
     4,000, and the path rule's time grows with the square of a run of path characters (100 failures
-    printing lines of `a.a.a.` took 0.74 s). The errors stored keep 200, so their ids are not touched."""
+    printing lines of `a.a.a.` took 0.74 s). A stored entry's id signs its error whole, as before."""
     return error_signature(error[:1000])
 
 
+# A user name ends where a path, a list or a quote goes on: `/home/bob:/usr/bin`, `(/home/bob)`, `\"/home/bob\"`.
 _HOME = re.compile(
     r"""(["']?)(?:/Users|/home)/[^/\s"'`\\:;,()\[\]{}<>|&=]+|"""
     r"""(["']?)[A-Za-z]:(?:\\{1,2}|/)(?i:users)(?:\\{1,2}|/)[^\\/\s"'`:;,()\[\]{}<>|&=]+"""
@@ -1413,13 +1413,13 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
         # The user's own sentences ("we get these errors, please fix") are no error line; what they pasted is.
         pasted = "\n".join(line for line in lines if not _USER_SPEECH.search(line))
         error = pick_error(pasted)
-        # When the task's first prompt is about this error, the cause the session found is its own.
         if not _is_pasted_error(error, known, needed):
             continue
         # What the user said of it: their own line, else the first line that is not the error.
         said_lines = [line for line in lines if _USER_SPEECH.search(line) and line.strip() != error.strip()]
         others = [line for line in lines if line.strip() != error.strip() and _error_score(line.strip()) <= 1]
         asked = ctx.clean((said_lines or others or ["an error"])[0], 70)
+        # When the task's first prompt is about this error, any cause the session found is its own.
         _add_pasted(extraction, ctx, said, f"reported by the user: {asked}", error, named=prompt != session.task)
 
 
