@@ -273,9 +273,19 @@ def test_what_the_user_typed_when_turning_down_a_tool_use_is_their_words(tmp_pat
     s.tool("Edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"}, _REJECTED.format(
         "Always keep the retries in conftest.py.\n<system-reminder>The date is today.</system-reminder>"), error=True)
     s.prompt("and make sure the CI job uses it")
+    # One record holding both the turned-down result and a text the user typed keeps both.
+    s._record("assistant", {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_both", "name": "Bash", "input": {"command": "git push -f"}}]})
+    s._record("user", {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_both", "is_error": True,
+         "content": _REJECTED.format("Never force-push to a shared branch.")},
+        {"type": "text", "text": "push it to a new branch instead"}]})  # fmt: skip
     session = read_sessions(s.write(tmp_path / "b.jsonl"))[0]
     assert session.task == "fix the flaky login test"
-    assert session.prompts[1:] == ["Always keep the retries in conftest.py.", "and make sure the CI job uses it"]
+    assert session.prompts[1:] == [
+        "Always keep the retries in conftest.py.", "and make sure the CI job uses it",
+        "Never force-push to a shared branch.", "push it to a new branch instead",
+    ]
 
 
 def test_a_terminal_the_user_pasted_is_a_failure_of_its_command_with_no_fix_claimed(tmp_path: Path) -> None:
