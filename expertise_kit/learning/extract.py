@@ -1409,7 +1409,7 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
             error = pick_error(printed) or next((x for x in printed.splitlines() if environment_gotcha(x)), "")
             if _is_pasted_error(error, known, needed):
                 issue = f"run by the user: `{ctx.first_line(command, 70)}`"
-                _add_pasted(extraction, ctx, [], issue, error.strip(), named=True)
+                _add_pasted(extraction, ctx, issue, error.strip())
         # The user's own sentences ("we get these errors, please fix") are no error line; what they pasted is.
         pasted = "\n".join(line for line in lines if not _USER_SPEECH.search(line))
         error = pick_error(pasted)
@@ -1420,7 +1420,8 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
         others = [line for line in lines if line.strip() != error.strip() and _error_score(line.strip()) <= 1]
         asked = ctx.clean((said_lines or others or ["an error"])[0], 70)
         # When the task's first prompt is about this error, any cause the session found is its own.
-        _add_pasted(extraction, ctx, said, f"reported by the user: {asked}", error, named=prompt != session.task)
+        issue = f"reported by the user: {asked}"
+        _add_pasted(extraction, ctx, issue, error, said, named=prompt != session.task)
 
 
 def _is_pasted_error(error: str, known: set[str], needed: int) -> bool:
@@ -1428,21 +1429,22 @@ def _is_pasted_error(error: str, known: set[str], needed: int) -> bool:
     not one already kept; it is then known."""
     if not error or not (_error_score(error) >= needed or environment_gotcha(error)) or says_nothing(error):
         return False
-    if command_typo(error) or network_failure(error) or _signed(error) in known:
+    signature = _signed(error)
+    if command_typo(error) or network_failure(error) or signature in known:
         return False
-    known.add(_signed(error))
+    known.add(signature)
     return True
 
 
 def _add_pasted(
-    extraction: Extraction, ctx: _Context, said: list[str], issue: str, error: str, *, named: bool
+    extraction: Extraction, ctx: _Context, issue: str, error: str, said: list[str] | None = None, *, named: bool = True
 ) -> None:
-    """A failure the user pasted, with the cause the agent found for it, if it said one (one that speaks
-    of the error, when ``named``)."""
+    """A failure the user pasted, with the cause the agent found for it in ``said``, if it wrote one (one that
+    speaks of the error, when ``named``); with no ``said``, none is looked for."""
     session = extraction.session
     raw: dict[str, Any] = {"issue": ctx.clean(issue, ISSUE_CHARS), "error": ctx.clean(error, ERROR_CHARS)}
     probe = ToolCall(call_id="prompt", name="prompt", error=error)
-    cause = _explanation(said, probe, ctx, named=named)
+    cause = _explanation(said or [], probe, ctx, named=named)
     if cause and _CAUSE.search(cause):
         raw["solution"] = _join(cause, *_edits_after(session, cause, ctx)) or cause
     raw.update(_provenance(session, session.started))

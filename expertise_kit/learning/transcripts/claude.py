@@ -31,20 +31,20 @@ from expertise_kit.learning.transcripts.tools import tool_call
 
 __all__ = ["read_claude", "claude_session_id", "subagent_files"]
 
+# A tool use the user turned down: the CLI's words, at the start of its result.
+_REJECTED = ("The user doesn't want to proceed", "The user doesn't want to take this action")
 _NOT_A_FAILURE = (
     "[Request interrupted by user",
-    "The user doesn't want to proceed",
-    "The user doesn't want to take this action",
+    *_REJECTED,
     "but you haven't granted it yet",
     "Permission to use",
     "was blocked. For security",
 )
 
 
-# A tool use the user turned down, with what they typed instead ("No, and tell Claude what to do
-# differently"): their words, as much as a prompt's. Asking the user questions is turned down this way
-# too, with the CLI's own words instead of theirs.
-_REJECTED = ("The user doesn't want to proceed with this tool use.", "The user doesn't want to take this action")
+# What the user typed when turning down a tool use ("No, and tell Claude what to do differently"): their
+# words, as much as a prompt's. Asking the user questions is turned down this way too, with the CLI's own
+# words instead of theirs.
 _REJECTED_SAYING = "To tell you how to proceed, the user said:"
 _CLI_SAYING = ("The user wants to clarify these questions",)
 

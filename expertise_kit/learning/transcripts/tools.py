@@ -8,7 +8,7 @@ from typing import Any
 from expertise_kit.learning.transcripts.model import MAX_COMMAND_CHARS, MAX_EXCERPT_CHARS, ToolCall
 from expertise_kit.learning.transcripts.shell import file_effects
 
-__all__ = ["tool_call", "patch_files", "set_command", "set_patch", "changed_lines", "flat"]
+__all__ = ["tool_call", "patch_files", "set_command", "set_patch", "changed_lines"]
 
 _MODIFYING = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 _READING = {"Read": "file_path", "Grep": "path", "Glob": "path"}
@@ -64,7 +64,7 @@ def set_patch(call: ToolCall, patch: str) -> None:
     call.modifies, call.deletes = tuple(modified), tuple(deleted)
     call.paths = (*call.modifies, *call.deletes)
     lines = patch.splitlines()[:400]
-    call.excerpt = flat(line[1:] for line in lines if line.startswith("+"))
+    call.excerpt = _flat(line[1:] for line in lines if line.startswith("+"))
     changed = [line.startswith(("-", "+")) for line in lines]
     places = sum(1 for n, line in enumerate(changed) if line and not (n and changed[n - 1]))
     if places == 1 and len(modified) + len(deleted) == 1:  # what the new lines replaced: said for one place only
@@ -75,7 +75,7 @@ def set_patch(call: ToolCall, patch: str) -> None:
         )
 
 
-def flat(pieces: Iterable[str]) -> str:
+def _flat(pieces: Iterable[str]) -> str:
     """The pieces, their whitespace collapsed, joined and cut short."""
     text = ""
     for piece in pieces:
@@ -135,7 +135,7 @@ def _change(call: ToolCall, params: dict[str, Any]) -> None:
             if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
                 pairs.append((_text(edit.get("old_string")), edit["new_string"]))
     windows = [window for window in (changed_lines(old, new, _AROUND) for old, new in pairs) if any(window)]
-    call.excerpt = flat(changed_lines(*window)[1] for window in windows)
+    call.excerpt = _flat(changed_lines(*window)[1] for window in windows)
     if len(windows) == 1 and windows[0][0]:
         call.change = windows[0]
 
