@@ -12,7 +12,7 @@ from conftest import TRANSCRIPTS, Cli
 
 from expertise_kit.document.ids import error_signature
 from expertise_kit.learning.audit import store_audit
-from expertise_kit.learning.extract import _portable, _signed, extract, main_program, pick_error, program_kind
+from expertise_kit.learning.extract import _portable, extract, main_program, pick_error, program_kind
 from expertise_kit.learning.quality import harness_noise, says_nothing, solution_names_action
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of
@@ -690,12 +690,3 @@ def test_an_error_quoting_a_home_path_recurs_as_one_under_any_home() -> None:
         "FileNotFoundError: '/tmp/p/data.csv'"
     )
 
-
-def test_the_learner_signs_an_errors_head_while_a_stored_errors_id_is_signed_whole() -> None:
-    """An error line read from an output is signed from its first 1,000 characters (the path rule's time
-    grows with the square of a run of path characters); a stored error, hand-written up to 10,000, keeps
-    an id of its own."""
-    head = "Error: " + "a." * 600
-    assert _signed(head + "tail one") == _signed(head + "another tail")
-    assert error_signature(head + "KeyError: x") != error_signature(head + "ModuleNotFoundError: y")
-    assert _signed("Error: x.y/z") != _signed("Error: x.y")

@@ -128,13 +128,6 @@ class Extraction:
     task: str = ""
 
 
-def _signed(error: str) -> str:
-    """An error's signature, from its first 1,000 characters: an error line read from an output runs to
-    4,000, and the path rule's time grows with the square of a run of path characters (100 failures
-    printing lines of `a.a.a.` took 0.74 s). A stored entry's id signs its error whole, as before."""
-    return error_signature(error[:1000])
-
-
 # A user name ends where a path, a list or a quote goes on: `/home/bob:/usr/bin`, `(/home/bob)`, `\"/home/bob\"`.
 _HOME = re.compile(
     r"""(["']?)(?:/Users|/home)/[^/\s"'`\\:;,()\[\]{}<>|&=]+|"""
@@ -413,7 +406,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
             missing and ok and (_kind_key(call)[1].startswith(key[1]) or _same_arguments(failed, call))
         )
         if same and failing:
-            if _signed(pick_error(redact(hidden or call.error))) != signature:
+            if error_signature(pick_error(redact(hidden or call.error))) != signature:
                 if _unpiped(call.command) != _unpiped(failed.command):
                     return None  # `gh api user` after `gh api repos`: another call, not this one again
                 # The same command fails differently: this error is gone. An edit made since is its fix;
@@ -1062,7 +1055,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 reason = f"the error says nothing useful: no more than how it ended ({code!r})"
                 extraction.rejected.append(Rejected("failure", issue, reason))
                 continue
-            signature = _signed(error)
+            signature = error_signature(error)
             earlier = learned[signature].raw if signature in learned else None
             if earlier is not None and earlier.get("solution"):
                 continue
@@ -1189,7 +1182,7 @@ def _summaries(extraction: Extraction, ctx: _Context) -> None:
         for section_match in _SUMMARY_SECTION.finditer(_unescape(summary)):
             for title, head, fix_text in _summary_items(section_match["body"]):
                 error = ctx.clean(redact(head).strip('"'), ERROR_CHARS)
-                signature = _signed(error)
+                signature = error_signature(error)
                 if signature in seen:
                     continue
                 seen.add(signature)
@@ -1393,7 +1386,7 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
     the agent's own diagnosis, when it wrote one that speaks of the error; else none is claimed."""
     session = extraction.session
     said = [str(getattr(c, "said", "") or "") for c in session.threads.get("main", [])]
-    known = {_signed(str(i.raw.get("error", ""))) for i in extraction.learnings if i.kind == "failure"}
+    known = {error_signature(str(i.raw.get("error", ""))) for i in extraction.learnings if i.kind == "failure"}
     for prompt in session.prompts[:20]:
         scrubbed = redact(prompt[:MAX_TASK_CHARS])  # the error is looked for where the user's paste starts
         lines = [line for line in scrubbed.splitlines() if line.strip()]
@@ -1429,7 +1422,7 @@ def _is_pasted_error(error: str, known: set[str], needed: int) -> bool:
     not one already kept; it is then known."""
     if not error or not (_error_score(error) >= needed or environment_gotcha(error)) or says_nothing(error):
         return False
-    signature = _signed(error)
+    signature = error_signature(error)
     if command_typo(error) or network_failure(error) or signature in known:
         return False
     known.add(signature)
