@@ -22,7 +22,7 @@ from npm_env import CACHE, NPM_TIMEOUT, REAL_HOME, SESSION_TIMEOUT
 __all__ = ["CLAUDE_PACKAGE", "CLAUDE_VERSION", "IDENTITY", "SESSION_TIMEOUT", "cli_env", "install_claude"]
 
 CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
-CLAUDE_VERSION = "2.1.330"
+CLAUDE_VERSION = "2.1.332"
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "E2E Developer",

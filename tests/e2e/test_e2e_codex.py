@@ -41,7 +41,7 @@ from npm_env import CACHE, NPM_TIMEOUT, REAL_HOME, SESSION_TIMEOUT
 from expertise_kit.learning.background import wait_idle
 
 CODEX_PACKAGE = "@openai/codex"
-CODEX_VERSION = "0.169.0"
+CODEX_VERSION = "0.171.0"
 RPC_TIMEOUT = 60
 
 FAILING = 'python3 -c "import nosuchmodule_xyz"'  # fails: the module lives in vendor/
