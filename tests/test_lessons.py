@@ -18,7 +18,13 @@ from test_extraction_quality import _added, _learn
 
 from expertise_kit.fast.classify import tokens
 from expertise_kit.learning.extract import extract
-from expertise_kit.learning.quality import environment_gotcha, harness_noise, network_failure, rejection_reason
+from expertise_kit.learning.quality import (
+    environment_gotcha,
+    harness_noise,
+    network_failure,
+    rejection_reason,
+    web_page_answer,
+)
 from expertise_kit.learning.rules import MAX_RULES_PER_SESSION, user_rules
 from expertise_kit.learning.transcripts import read_sessions
 from expertise_kit.learning.transcripts.model import Session, ToolCall
@@ -696,8 +702,18 @@ def test_a_program_the_sandbox_kills_every_time_is_a_fact_about_the_setup() -> N
         "No Python at '\"C:\\Python312\\python.exe'",  # a venv whose interpreter is gone
         "This script should be sourced, not executed.",
         "You must source this script: $ source bin/activate",
+        "xcrun: error: invalid active developer path (/Library/Developer/CommandLineTools), missing xcrun",
+        "Error: EACCES: permission denied, mkdir '/usr/local/lib/node_modules/typescript'",
+        "zsh: permission denied: ./scripts/dev.sh", "bash: line 1: ./run.sh: Permission denied",
+        "git@github.com: Permission denied (publickey).",
+        "fatal: could not read Username for 'https://github.com': No such device or address",
+        "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock",
+        "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate",
+        "ERROR: Package 'shop' requires a different Python: 3.9.6 not in '>=3.10'",
+        'error minimatch@10.0.1: The engine "node" is incompatible with this module. Expected version ">=20"',
+        "./bin/tool: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by ./bin/tool)",
     ],
-)
+)  # fmt: skip
 def test_environment_facts_are_recognised(error: str) -> None:
     assert environment_gotcha(error)
 
@@ -716,10 +732,52 @@ def test_environment_facts_are_recognised(error: str) -> None:
         "OSError: [Errno 30] Read-only file system: '/output.txt'",  # a path the project's code got wrong
         "AssertionError: all prices must be sourced from the pricing API",
         "KeyError: 'venv' not found in config",
+        # a state one command ends, not a fact of the machine: the next session is logged in, Docker started
+        "You are not logged into any GitHub hosts. To log in, run: gh auth login",
+        "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?",
+        "PermissionError: [Errno 13] Permission denied: 'out/log.txt'",  # the project's own file
+        "Error: EACCES: permission denied, open '/home/u/shop/dist/app.js'",
+        "AssertionError: assert 'user not logged in' == 'ok'",
     ],
 )  # fmt: skip
 def test_code_errors_are_not_environment_facts(error: str) -> None:
     assert environment_gotcha(error) is None
+
+
+_PAGE = '<!DOCTYPE html><html lang="en"><head><title>Relay: fast GPUs</title></head><body>...'
+
+
+@pytest.mark.parametrize(
+    ("error", "output"),
+    [  # a provider's base URL that serves its marketing page, as Aider records it
+        ("litellm.APIConnectionError: Error parsing chunk: Expecting value: line 1 column 1 (char 0),",
+         f"Error parsing chunk: Expecting value: line 1 column 1 (char 0),\nReceived chunk: {_PAGE}"),
+        # a front end's fetch of an API route that the dev server answered with its index page
+        ("SyntaxError: Unexpected token '<', \"<!DOCTYPE \"... is not valid JSON", "<!DOCTYPE html> is not valid JSON"),
+        ("error: invalid character '<' looking for beginning of value", f"GET /v1/models -> 200\n<html>\n{_PAGE}"),
+    ],
+)  # fmt: skip
+def test_a_web_page_where_json_was_expected_is_said_so_and_kept_as_a_fact(error: str, output: str) -> None:
+    said = web_page_answer(error, output)
+    assert said.startswith("an HTML page came back where JSON was expected") and said.endswith(error)
+    assert environment_gotcha(said) == "a web page answered where JSON was expected"
+    session = _session(ToolCall("1", "Bash", command="python -m app.sync", ok=False, error=output.replace(_PAGE, "")
+                                + f"\n{error}\n{_PAGE}"))  # fmt: skip
+    [failure] = _failures(session)  # kept the first time, with no fix: a fact about the setup
+    assert failure["error"].startswith("an HTML page came back where JSON was expected (a wrong base URL")
+
+
+@pytest.mark.parametrize(
+    ("error", "output"),
+    [  # Jest reading JSX it was not set up to transform: a component's `<html>`, no web page and no JSON
+        ("SyntaxError: Unexpected token '<'", '> 12 |  <html lang="en">\n     |  ^\nSyntaxError: Unexpected token'),
+        ("json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)", "Traceback ...\n(empty body)"),
+        ("AssertionError: assert '<html>' in ''", "E   AssertionError: assert '<html>' in ''"),  # no JSON parsed
+    ],
+)  # fmt: skip
+def test_other_parse_errors_are_not_said_to_be_web_pages(error: str, output: str) -> None:
+    assert web_page_answer(error, output) == error
+    assert environment_gotcha(web_page_answer(error, output)) is None
 
 
 @pytest.mark.parametrize("why", ["Operation not permitted", "Read-only file system"])

@@ -30,6 +30,7 @@ from expertise_kit.learning.quality import (
     network_failure,
     network_line,
     says_nothing,
+    web_page_answer,
 )
 from expertise_kit.learning.redact import mask_generated, redact
 from expertise_kit.learning.rules import RULE_CHARS, terminal_runs, user_rules
@@ -1070,7 +1071,8 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
                 continue
             first_calls[signature] = call
             tries[signature] = (1, calls, position + 1)  # a pass anywhere after the first sighting ends it
-            raw: dict[str, Any] = {"issue": issue, "error": ctx.clean(error, ERROR_CHARS)}
+            said = web_page_answer(error, scrubbed)  # as stored; the signature stays the line's, as later calls'
+            raw: dict[str, Any] = {"issue": issue, "error": ctx.clean(said, ERROR_CHARS)}
             if solution:
                 raw["solution"] = ctx.clean(solution, ERROR_CHARS)
             raw.update(_provenance(session, call.timestamp))
@@ -1078,7 +1080,7 @@ def _failures(extraction: Extraction, ctx: _Context) -> None:
             program = main_program(call.command) if call.command else ""
             learning = Learning(
                 "failure", "learned_from_failures", raw, f"{raw['issue']} {raw['error']}", files, program,
-                gotcha=bool(environment_gotcha(error)),
+                gotcha=bool(environment_gotcha(said)),
             )  # fmt: skip
             learning.fix_files = _fix_files(call, later, rel) if solution else []
             extraction.learnings.append(learning)
@@ -1400,13 +1402,14 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
         # claimed: which of the agent's words came after the paste can't be told.
         for command, printed in terminal_runs(scrubbed):
             error = pick_error(printed) or next((x for x in printed.splitlines() if environment_gotcha(x)), "")
+            error = web_page_answer(error, printed)
             if _is_pasted_error(error, known, needed):
                 issue = f"run by the user: `{ctx.first_line(command, 70)}`"
                 _add_pasted(extraction, ctx, issue, error.strip())
         # The user's own sentences ("we get these errors, please fix") are no error line; what they pasted is.
         pasted = "\n".join(line for line in lines if not _USER_SPEECH.search(line))
         error = pick_error(pasted)
-        if not _is_pasted_error(error, known, needed):
+        if not _is_pasted_error(web_page_answer(error, pasted), known, needed):
             continue
         # What the user said of it: their own line, else the first line that is not the error.
         said_lines = [line for line in lines if _USER_SPEECH.search(line) and line.strip() != error.strip()]
@@ -1414,7 +1417,7 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
         asked = ctx.clean((said_lines or others or ["an error"])[0], 70)
         # When the task's first prompt is about this error, any cause the session found is its own.
         issue = f"reported by the user: {asked}"
-        _add_pasted(extraction, ctx, issue, error, said, named=prompt != session.task)
+        _add_pasted(extraction, ctx, issue, web_page_answer(error, pasted), said, named=prompt != session.task)
 
 
 def _is_pasted_error(error: str, known: set[str], needed: int) -> bool:

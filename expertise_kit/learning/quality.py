@@ -11,7 +11,7 @@ from typing import Any
 
 __all__ = [
     "rejection_reason", "harness_noise", "command_typo", "network_failure", "network_line", "says_nothing",
-    "solution_names_action", "generic_pattern", "environment_gotcha", "OFFLINE_RUN",
+    "solution_names_action", "generic_pattern", "environment_gotcha", "OFFLINE_RUN", "web_page_answer",
 ]  # fmt: skip
 
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
@@ -124,8 +124,25 @@ _BARE = re.compile(r"^(?:(?:read [^;]+ first|edited [^;]+)(?:;\s*|$))+$", re.I)
 _GENERIC = re.compile(r"^(?:Grep|Glob|Search|Find|LS)\s*(?:->|→)\s*Read\b|^Read\s*(?:->|→)\s*(?:Edit|Write)\b", re.I)
 
 
+# A JSON parser handed a web page: its error alone ("Expecting value: line 1 column 1 (char 0)") hides what the
+# output shows. Only a parse error that speaks of JSON: Jest's "Unexpected token '<'" over a component's
+# `<html lang="en">` is JSX left untransformed, not a web page.
+_JSON_PARSE = re.compile(r"\bJSON|Expecting value|invalid character '<' looking for beginning of value", re.I)
+_HTML_PAGE = re.compile(r"<!DOCTYPE html|<html[\s>]", re.I)
+WEB_PAGE = "an HTML page came back where JSON was expected (a wrong base URL or route, or a login or error page)"
+
+
+def web_page_answer(error: str, output: str) -> str:
+    """``error``, the line picked from ``output``, said as a web page answering where JSON was expected when
+    it is a JSON parse error and the output holds an HTML page; else ``error`` as it is."""
+    if _JSON_PARSE.search(error) and _HTML_PAGE.search(output):
+        return f"{WEB_PAGE}: {error}"
+    return error
+
+
 # A failure that states a fact about the machine or the project's setup: a tool missing, a branch that is not
-# there, a platform's own flags, a terminal needed, a tool's or a model's limit. Worth keeping the first time.
+# there, a platform's own flags, a terminal needed, a key or a runtime version the machine lacks, a tool's or
+# a model's limit. Worth keeping the first time.
 _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a program is missing", re.compile(
         r"command not found|: not found$|is not recognized as an internal or external command|"
@@ -134,12 +151,27 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"No module named '?(?:pip|venv|ensurepip|setuptools|pytest|distutils)\b|"
         r"could not find (?:a version|executable)|is not installed|not available on this (?:system|platform)|"
         r"\bvirtual ?env(?:ironment)?\b[^\n]{0,120}\bnot found|\bvenv[/\\][^\n]{0,120}\bnot found|"
-        r"^No Python at ",  # a virtual environment not set up, or whose interpreter is gone
+        r"^No Python at |"  # a virtual environment not set up, or whose interpreter is gone
+        r"xcrun: error: invalid active developer path",  # macOS without its command-line tools
         re.I | re.M)),
     ("a file system the setup keeps read-only", re.compile(  # the system's, not a path the project's code got wrong
         r"cannot create temp file for here.?doc|"
         r"(?:^|[\s'\"])/(?:usr|opt|etc|nix|System|tmp|var)/[^\s'\"]*'?:? Read-only file system|"
-        r"Read-only file system: '/(?:usr|opt|etc|nix|System|tmp|var)/", re.I | re.M)),
+        r"Read-only file system: '/(?:usr|opt|etc|nix|System|tmp|var)/|"
+        r"EACCES: permission denied, \w+ '/(?:usr|opt|Library)/", re.I | re.M)),  # npm's global folder
+    ("a script without its executable bit", re.compile(  # `./dev.sh` run, refused: `bash dev.sh` works
+        r"\b(?:zsh|bash|sh|fish)(?:: line \d+)?: (?:permission denied: \./[^\s:]+|\./[^\s:]+: Permission denied)",
+        re.I)),
+    # What the machine lacks for good, not a state one command ends (`gh auth login`, starting Docker).
+    ("a key, credential or certificate the machine lacks", re.compile(
+        r"Permission denied \(publickey|could not read (?:Username|Password) for 'https?://|"
+        r"Host key verification failed|permission denied while trying to connect to the Docker daemon socket|"
+        r"CERTIFICATE_VERIFY_FAILED|SELF_SIGNED_CERT_IN_CHAIN|unable to get local issuer certificate", re.I)),
+    ("a runtime version the project can't use", re.compile(
+        r"requires a different Python|The engine \"[\w.-]+\" is incompatible|\bEBADENGINE\b|"
+        r"GLIBC_[\d.]+'? not found|"
+        r"requires? (?:Python|node|ruby|go|java)\s*(?:version\s*)?[<>=~^]|unsupported (?:engine|python version)",
+        re.I)),
     ("a deleted file git still tracks", re.compile(r"deleted from the file system but still tracked by git", re.I)),
     ("a branch or revision that is not there", re.compile(
         r"unknown revision|ambiguous argument '(?:main|master|origin/\w+|HEAD~?\d*)[.']|couldn't find remote ref|"
@@ -148,6 +180,7 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a platform's own flags", re.compile(
         r"invalid command code|illegal option|invalid option -- |unrecognized option '--|"
         r"extra characters at the end of|usage: sed|not supported on (?:this|your) (?:platform|system|os)", re.I)),
+    ("a web page answered where JSON was expected", re.compile(r"^" + re.escape(WEB_PAGE))),
     ("a script to be sourced, not run", re.compile(  # an activate or export script run as a program
         r"\b(?:should|must|needs? to|has to|is meant to|can only) be sourced\b(?!\s+(?:from|by|via|through))|"
         r"\bmust source this script\b|"
@@ -164,9 +197,7 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:tier|plan|account|key|token) does not have access to .{0,80}?"
         r"(?:\bmodels?\b|\b(?:gpt|claude|gemini|qwen|llama|mistral|deepseek|codestral|grok)\b)|"
         r"not (?:allowed|permitted|authorized) to use (?:this|the) model|"
-        r"externally-managed-environment|address already in use|EADDRINUSE|"
-        r"requires? (?:Python|node|ruby|go|java)\s*(?:version\s*)?[<>=~^]|unsupported (?:engine|python version)",
-        re.I)),
+        r"externally-managed-environment|address already in use|EADDRINUSE", re.I)),
 )
 
 
