@@ -96,7 +96,7 @@ def test_essentials_give_failures_the_room_conventions_leave(project: Path) -> N
     assert len(text) <= 1500
 
 
-def test_a_failure_seen_again_without_a_fix_still_warns_at_session_start(project: Path) -> None:
+def test_a_failure_seen_again_or_a_fact_of_the_machine_warns_at_session_start(project: Path) -> None:
     def unsolved(issue: str, error: str, recurrence: int) -> str:
         return json.dumps({"issue": issue, "error": error, "source": "learned", "recurrence": recurrence,
                            "sessions": [f"s{n}" for n in range(recurrence)], "last_seen": "2026-11-20T10:00:00Z"})
@@ -105,12 +105,14 @@ def test_a_failure_seen_again_without_a_fix_still_warns_at_session_start(project
         "domain: general\nlearned_from_failures:\n"
         f"  - {unsolved('`python - <<PY`', '/bin/bash: line 1: python: command not found', 2)}\n"
         f"  - {unsolved('`node gen.js`', 'Error: ENOENT: no such file or directory, open out/x.json', 1)}\n"
+        f"  - {unsolved('`gofumpt -l .`', 'bash: gofumpt: command not found', 1)}\n"
     )  # fmt: skip
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "unsolved failures")
     settle(project)
     text = _start(project)
     assert "python: command not found" in text  # seen twice: worth a warning, fix or not
+    assert "gofumpt: command not found" in text  # a fact about this machine: true at any task, seen once
     assert "node gen.js" not in text  # a one-off with no fix says too little
 
 

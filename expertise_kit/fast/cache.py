@@ -48,7 +48,7 @@ __all__ = [
     "packed_shared_ref",
 ]
 
-CACHE_VERSION = 19
+CACHE_VERSION = 20
 _MAX_GITFILE = 4096
 _dirs: dict[str, str] = {}  # expertise dir -> its cache dir, for this process
 

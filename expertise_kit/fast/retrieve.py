@@ -182,16 +182,18 @@ def _fix_rank(entry: dict[str, Any], programs: dict[str, int]) -> float:
     one most likely to be needed again)."""
     fails = programs.get(entry.get("prog") or "", 0)
     recurrence = max(1, int(entry.get("rec", 1) or 1))
-    unsolved = 1.0 if entry.get("sol") else UNSOLVED_WEIGHT
+    unsolved = 1.0 if entry.get("sol") or entry.get("fact") else UNSOLVED_WEIGHT
     # Recurrence and program frequency count logarithmically, so feedback evidence still moves an entry:
     # a fix that misled three times sinks, though each of those failures also raised its recurrence.
     return unsolved * _prior(entry) * (1.0 + ln(recurrence)) * (1.0 + 0.5 * ln(1 + fails))
 
 
 def _essential_failure(entry: dict[str, Any]) -> bool:
-    """A failure the essentials may show: one with a fix, or one seen again without a fix yet (a warning
-    still prevents a repeat)."""
-    return entry.get("kind") == FAILURES and (bool(entry.get("sol")) or int(entry.get("rec", 1) or 1) >= 2)
+    """A failure the essentials may show: one with a fix, a fact about the machine or the setup, or one seen
+    again without a fix yet (a warning still prevents a repeat)."""
+    return entry.get("kind") == FAILURES and (
+        bool(entry.get("sol") or entry.get("fact")) or int(entry.get("rec", 1) or 1) >= 2
+    )
 
 
 def contender_positions(entries: list[dict[str, Any]], programs: dict[str, int] | None = None) -> list[int]:

@@ -57,6 +57,7 @@ def domain_payload(plain: dict[str, Any]) -> dict[str, Any]:
             if entry is not None:
                 prepared = prepare_entry(entry, len(entry["tokens"]))
                 prepared["prog"] = _program(entry) if prepared["kind"] == FAILURES else ""
+                prepared["fact"] = prepared["kind"] == FAILURES and _machine_fact(entry)
                 found.append((prepared, entry["tokens"]))
     # In standing order, so the renderer reads only as far down the list as its budget reaches.
     found.sort(key=lambda pair: pair[0]["order"])
@@ -82,6 +83,14 @@ def _program(entry: dict[str, Any]) -> str:
     from expertise_kit.learning.extract import span_programs  # not at the top: the merge driver never needs it
 
     return (span_programs(str(entry.get("issue") or "")) or [""])[0]
+
+
+def _machine_fact(entry: dict[str, Any]) -> bool:
+    """A failure that states a fact about the machine or the setup (a program missing, a key it lacks): worth
+    knowing at any task here, fix or not."""
+    from expertise_kit.learning.quality import environment_gotcha
+
+    return bool(environment_gotcha(str(entry.get("error") or "")))
 
 
 def _config_payload(config: Config) -> dict[str, Any]:
