@@ -375,7 +375,8 @@ def test_a_summary_with_bold_titled_errors_gives_failure_fix_pairs() -> None:
         "     `$PROJECT_NAME` was literal. Fixed by switching to unquoted `EOF`.\n"
         "   - **`-D IDF_TOOLCHAIN=clang` causing wrong compiler**: IDF picked up the system clang. Fix: remove\n"
         "     `-D IDF_TOOLCHAIN=clang` and use `idf.py -B build.clang reconfigure`.\n"
-        "   - **Writes REJECTED by user**: I used the wrong directory. Fixed by asking.\n\n"
+        "   - **Writes REJECTED by user**: I used the wrong directory. Fixed by asking.\n"
+        "   - **`ln` typo**: `build.clangd` for `build.clang`. I fixed this successfully.\n\n"  # a slip
         "5. Problem Solving:\n   - **Not errors**: Fixed by nothing.\n"
     )
     session = _session()

@@ -1111,8 +1111,9 @@ _SUMMARY_FIX = re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:Fix|Fixed|Solution|Resolutio
 # The other shape Claude Code writes: a bullet with a bold title, what went wrong, and a sentence with the fix
 # ("- **Quoted heredoc**: `'EOF'` kept `$NAME` literal. Fixed by switching to unquoted `EOF`.").
 _SUMMARY_BOLD = re.compile(r"^[ \t]{0,6}(?:[-*]|\d+\.)\s+\*\*(?P<title>[^*\n]{3,120})\*\*:?\s*(?P<rest>.*)$", re.M)
-# Items about the conversation, not the project: a refused write, an interrupted call.
-_CONVERSATION = re.compile(r"rejected|refused|denied|interrupt|permission", re.I)
+# Items about the conversation, not the project: a refused write, an interrupted call; and a typo the agent
+# made and fixed (`build.clangd` for `build.clang`): a slip, not a lesson.
+_CONVERSATION = re.compile(r"rejected|refused|denied|interrupt|permission|\btypos?\b", re.I)
 _FIX_SENTENCE = re.compile(
     r"(?:^|(?<=[.!]\s))[^.\n]*\b(?:fix(?:ed)?|solution|resolved|resolution|workaround)\b.*?(?:[.!](?=\s|$)|$)",
     re.I | re.M,
