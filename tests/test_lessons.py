@@ -774,6 +774,7 @@ def test_a_web_page_where_json_was_expected_is_said_so_and_kept_as_a_fact(error:
         ("SyntaxError: Unexpected token '<'", '> 12 |  <html lang="en">\n     |  ^\nSyntaxError: Unexpected token'),
         ("json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)", "Traceback ...\n(empty body)"),
         ("AssertionError: assert '<html>' in ''", "E   AssertionError: assert '<html>' in ''"),  # no JSON parsed
+        ("FileNotFoundError: config.json", "<html><body>report</body></html>\nFileNotFoundError: config.json"),
     ],
 )  # fmt: skip
 def test_other_parse_errors_are_not_said_to_be_web_pages(error: str, output: str) -> None:

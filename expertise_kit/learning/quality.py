@@ -127,7 +127,10 @@ _GENERIC = re.compile(r"^(?:Grep|Glob|Search|Find|LS)\s*(?:->|→)\s*Read\b|^Rea
 # A JSON parser handed a web page: its error alone ("Expecting value: line 1 column 1 (char 0)") hides what the
 # output shows. Only a parse error that speaks of JSON: Jest's "Unexpected token '<'" over a component's
 # `<html lang="en">` is JSX left untransformed, not a web page.
-_JSON_PARSE = re.compile(r"\bJSON|Expecting value|invalid character '<' looking for beginning of value", re.I)
+_JSON_PARSE = re.compile(
+    r"JSONDecodeError|Expecting value|not valid JSON|in JSON at position|JSON\.parse|(?:invalid|malformed) JSON|"
+    r"(?:pars|decod)(?:e|ing) (?:the )?(?:response )?(?:as )?JSON|JSON (?:parse|decode)|"
+    r"invalid character '<' looking for beginning of value", re.I)
 _HTML_PAGE = re.compile(r"<!DOCTYPE html|<html[\s>]", re.I)
 WEB_PAGE = "an HTML page came back where JSON was expected (a wrong base URL or route, or a login or error page)"
 
