@@ -678,11 +678,34 @@ def test_a_real_codex_series_learns_clean(project: Path, run: Cli) -> None:
         ("c:\\users\\bob\\app", "~\\app"),
         ("c:/users/bob/app", "~/app"),
         ("C:/Users/bob", "~"),
+        ("C:\\Users\\bob Smith\\app", "~\\app"),  # a Windows profile name may hold spaces
+        ("/Users/bob Smith/app", "~/app"),
+        ("/Users/bob is here", "~ is here"),  # with no separator after, the name is one word
+        ("C:\\\\Users\\\\bob\\\\app", "~\\\\app"),  # JSON inside JSON
+        ("\\\\wsl.localhost\\Ubuntu\\home\\bob\\app", "~\\app"),  # WSL seen from Windows
     ],
 )
 def test_home_directories_are_portable_and_name_no_user(text: str, portable: str) -> None:
     assert _portable(text, ()) == portable
     assert "bob" not in _portable(text, ())
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["src/pages/home/index.tsx", "app/home/page.tsx", "src/components/Users/UserList.tsx",
+     "see https://example.com/Users/list", "Always keep the landing page under src/pages/home/"],
+)  # fmt: skip
+def test_a_home_or_users_folder_inside_the_project_is_no_home_directory(text: str) -> None:
+    assert _portable(text, ()) == text
+
+
+def test_the_project_root_is_cut_only_as_a_whole_path() -> None:
+    """A short root (a container's `/app`) must not eat `src/app/api` or `/apple`; nor a root `shop` eat
+    `shop-legacy`."""
+    rule = "Put API routes in src/app/api/, not /apple/"
+    assert _portable(rule, ("/app",)) == rule
+    assert _portable("error in /app/src/x.py; cwd /app", ("/app",)) == "error in src/x.py; cwd ."
+    assert _portable("/home/dev/shop-legacy/x and /home/dev/shop/y", ("/home/dev/shop",)) == "~/shop-legacy/x and y"
 
 
 def test_an_error_quoting_a_home_path_recurs_as_one_under_any_home() -> None:

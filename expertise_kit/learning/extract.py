@@ -129,25 +129,36 @@ class Extraction:
     task: str = ""
 
 
-# A user name ends where a path, a list or a quote goes on: `/home/bob:/usr/bin`, `(/home/bob)`, `\"/home/bob\"`.
+# A home directory where an absolute path starts (not `src/pages/home/` nor `https://x.com/Users/`). A user
+# name ends where a path, a list or a quote goes on: `/home/bob:/usr/bin`, `(/home/bob)`, `\"/home/bob\"`; a
+# Windows or macOS one may hold spaces (`C:\Users\John Doe\`) when a separator follows.
+_NAME = r"""[^\\/\s"'`:;,()\[\]{}<>|&=]+"""
+_SPACED = rf"(?:{_NAME}(?: {_NAME}){{1,3}}(?=[\\/])|{_NAME})"
 _HOME = re.compile(
-    r"""(["']?)(?:/Users|/home)/[^/\s"'`\\:;,()\[\]{}<>|&=]+|"""
-    r"""(["']?)[A-Za-z]:(?:\\{1,2}|/)(?i:users)(?:\\{1,2}|/)[^\\/\s"'`:;,()\[\]{}<>|&=]+"""
+    rf"""(["']?)(?<![\w.~@+-])(?:/home/{_NAME}|/Users/{_SPACED})|"""
+    rf"""(["']?)(?<![\w.~@+-])[A-Za-z]:(?:\\{{1,4}}|/)(?i:users)(?:\\{{1,4}}|/){_SPACED}|"""
+    rf"""(["']?)\\{{2,4}}wsl(?:\.localhost|\$)\\{{1,2}}{_NAME}\\{{1,2}}home\\{{1,2}}{_NAME}"""  # WSL from Windows
 )
 
 
 def _home(found: re.Match[str]) -> str:
     """``~``, except at the start of a quoted string: no shell, JSON or config reader expands a quoted ``~``,
     so a value written there would be wrong; ``<home>`` says a home directory goes there."""
-    quote = found[1] or found[2] or ""
+    quote = found[1] or found[2] or found[3] or ""
     return quote + "<home>" if quote else "~"
+
+
+@lru_cache(maxsize=64)
+def _base_pattern(base: str) -> re.Pattern[str]:
+    """``base`` as a whole path where one starts: `/app/x` and `/app`, not `src/app/api` nor `/apple`."""
+    return re.compile(rf"(?<![\w.~@+-]){re.escape(base)}(?:/|(?![\w.@+-]))")
 
 
 def _portable(text: str, bases: tuple[str, ...]) -> str:
     """Project paths made relative and home directories made ``~``: portable, and no user names leak."""
     for base in bases:
-        if base and base != "/":
-            text = text.replace(base + "/", "").replace(base, ".")
+        if base and base != "/" and base in text:
+            text = _base_pattern(base).sub(lambda found: "" if found[0].endswith("/") else ".", text)
     return _HOME.sub(_home, text)
 
 
