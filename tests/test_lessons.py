@@ -1405,3 +1405,14 @@ def test_where_a_guessed_file_really_is_is_learned_once_two_sessions_guess_it(
         if number == 1:
             assert [h["text"] for h in data["held"]] == [fact] and fact not in run("render").stdout
     assert fact in run("render").stdout  # seen in two sessions: part of the essentials
+
+
+def test_a_password_that_changed_between_two_runs_is_no_word_of_the_change() -> None:
+    denied = "ERROR 1045 (28000): Access denied for user 'root'@'localhost' (using password: YES)"
+    session = _session(
+        ToolCall("1", "Bash", command="mysql -u root -pwrongpass1 shop -e 'show tables'", ok=False, error=denied),
+        ToolCall("2", "Bash", command="mysql -u root -pR00tPassw0rd shop -e 'show tables'", ok=True),
+    )
+    [failure] = _failures(session)
+    assert "wrongpass1" not in str(failure) and "R00tPassw0rd" not in str(failure)
+    assert failure["solution"] == "then `mysql -u root -p[REDACTED:cli-password] shop -e 'show tables'` worked"

@@ -666,8 +666,9 @@ def _fixing_edits(
 
 def _command_change(failed: str, worked: str, ctx: _Context) -> str:
     """The command that worked, shown around what differs from the one that failed: a flag, a directory,
-    an environment variable. A long command is never cut before the part that changed."""
-    before, after = _words_of(failed), _words_of(worked)
+    an environment variable. A long command is never cut before the part that changed. The words are compared
+    redacted: a password changed between the two (`mysql -pOLD`, `-pNEW`) is no word of the change."""
+    before, after = _words_of(redact(failed)), _words_of(redact(worked))
     added = [w for w in after if w not in before]
     dropped = [w for w in before if w not in after]
     line = ctx.first_line(worked, 400)
