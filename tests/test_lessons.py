@@ -27,7 +27,7 @@ from expertise_kit.learning.quality import (
 )
 from expertise_kit.learning.rules import MAX_RULES_PER_SESSION, user_rules
 from expertise_kit.learning.transcripts import read_sessions
-from expertise_kit.learning.transcripts.model import Session, ToolCall
+from expertise_kit.learning.transcripts.model import MAX_TASK_CHARS, Session, ToolCall
 
 
 def _entries(run: Cli, domain: str) -> list[dict[str, Any]]:
@@ -1416,3 +1416,18 @@ def test_a_password_that_changed_between_two_runs_is_no_word_of_the_change() -> 
     [failure] = _failures(session)
     assert "wrongpass1" not in str(failure) and "R00tPassw0rd" not in str(failure)
     assert failure["solution"] == "then `mysql -u root -p[REDACTED:cli-password] shop -e 'show tables'` worked"
+
+
+def test_a_paste_cut_at_its_limit_leaves_no_part_of_a_secret(tmp_path: Path) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    head = "I get this when I run the deploy, please fix:\n$ ./deploy.sh\n"
+    line = "bash: mytool: command not found while using token "
+    filler = " " * (MAX_TASK_CHARS - 15 - len(head) - len(line) - 1) + "\n"
+    prompt = head + filler + line + token + "\n$ ls\n"  # the prompt's cut falls inside the token
+    assert prompt.index(token) < MAX_TASK_CHARS < prompt.index(token) + len(token)
+    s = ClaudeSession()
+    s.prompt(prompt)
+    s.bash("ls", "a")
+    failures = _failures(read_sessions(s.write(tmp_path / "a.jsonl"))[0])
+    assert failures and "command not found" in failures[0]["error"]
+    assert "ghp_A1b2" not in str(failures)

@@ -1403,7 +1403,9 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
     said = [str(getattr(c, "said", "") or "") for c in session.threads.get("main", [])]
     known = {error_signature(str(i.raw.get("error", ""))) for i in extraction.learnings if i.kind == "failure"}
     for prompt in session.prompts[:20]:
-        scrubbed = redact(prompt[:MAX_TASK_CHARS])  # the error is looked for where the user's paste starts
+        # The error is looked for where the user's paste starts; redacted past the cut, so the cut can't leave
+        # part of a secret behind.
+        scrubbed = redact(prompt[: MAX_TASK_CHARS + 4096])[:MAX_TASK_CHARS]
         lines = [line for line in scrubbed.splitlines() if line.strip()]
         if len(lines) < 2 and len(scrubbed) < 60:
             continue
