@@ -9,9 +9,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from expertise_kit.document.ids import _signature_rules
 from expertise_kit.learning.extract import _from_difference, extract
 from expertise_kit.learning.rules import _SENTENCE
 from expertise_kit.learning.transcripts.claude import read_claude
@@ -173,3 +174,14 @@ def test_a_sentence_break_is_found_where_it_was_before_runs_of_spaces_were_tried
     """`(?<!\\s)` only spares the regex trying each space of a run as a start; the splits are the same."""
     before = re.compile(r"(?<=[.!;。！；])\s+|(?<=[。！；])|\s+-\s+(?=[A-Z])")
     assert _SENTENCE.split(text) == before.split(text)
+
+
+@given(st.text("ab1._@+-/\\:~ C<>", max_size=40).map(lambda s: s.replace("<>", "<home>")))
+@example("x " + "a." * 30 + ":/x")
+@example(".a.b/c ab.C:\\foo -x/y")
+def test_a_path_is_found_where_it_was_before_its_runs_were_tried_once(text: str) -> None:
+    """Trying a bare relative path only where a run of its characters starts is the same as trying it at every
+    word boundary in the run, which took quadratic time on a long run with no slash after it."""
+    before = re.compile(r"(?:[A-Za-z]:)?(?:~|<home>|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]?|\b[\w.@+-]+(?:/[\w.@+-]+)+/?")
+    pattern, placeholder = next(rule for rule in _signature_rules() if "<path>" in rule[1])
+    assert pattern.sub(placeholder, text) == before.sub("<path>", text)

@@ -37,9 +37,11 @@ def _signature_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
                     r"['\"`]?[\w][\w./-]*['\"`]?", re.I), r"\1 <branch>"),  # fmt: skip
         (re.compile(r"\b(git (?:push|pull|checkout|switch|rebase|merge)(?: -\S+)*(?: origin)?) [\w][\w./-]*", re.I),
          r"\1 <branch>"),  # fmt: skip
-        # Absolute, home-relative, Windows and dotted-relative paths, and bare relative ones with a slash.
-        (re.compile(r"(?:[A-Za-z]:)?(?:~|<home>|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]?|\b[\w.@+-]+(?:/[\w.@+-]+)+/?"),
-         "<path>"),  # fmt: skip
+        # Absolute, home-relative, Windows and dotted-relative paths, and bare relative ones with a slash. A bare
+        # one is tried only where a run of its characters starts (any leading `.@+-` kept as they are), not
+        # again at each word boundary inside it: the same matches, in linear time on a long run with no slash.
+        (re.compile(r"(?:[A-Za-z]:)?(?:~|<home>|\.{1,2})?(?:[/\\][\w.@+~-]+)+[/\\]?|"
+                    r"(?<![\w.@+-])(?P<lead>[.@+-]*)\b[\w.@+-]+(?:/[\w.@+-]+)+/?"), r"\g<lead><path>"),  # fmt: skip
         (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
         (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
         (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),

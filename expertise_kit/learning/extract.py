@@ -418,7 +418,7 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
             missing and ok and (_kind_key(call)[1].startswith(key[1]) or _same_arguments(failed, call))
         )
         if same and failing:
-            if error_signature(pick_error(redact(hidden or call.error))) != signature:
+            if _signature_of(hidden or call.error) != signature:
                 if _unpiped(call.command) != _unpiped(failed.command):
                     return None  # `gh api user` after `gh api repos`: another call, not this one again
                 # The same command fails differently: this error is gone. An edit made since is its fix;
@@ -454,6 +454,13 @@ def _solution(failed: ToolCall, signature: str, later: list[ToolCall], ctx: _Con
         elif call.command and _helps_fix(call.command):
             commands.append((call.command, f"ran `{ctx.first_line(call.command, 80)}`"))
     return _unconfirmed(failed, later, _explanation(texts[:1], failed, ctx), ctx)
+
+
+@lru_cache(maxsize=1024)
+def _signature_of(output: str) -> str:
+    """The signature of the error a failed call printed: each later call is judged again for every failure
+    before it, so a session failing a check a thousand times would redact each output a thousand times."""
+    return error_signature(pick_error(redact(output)))
 
 
 # What only shapes a command's output: `2>&1`, and a last `| head -50`, `| tail`, `| grep x` on its first line.
