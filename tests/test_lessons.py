@@ -25,7 +25,7 @@ from expertise_kit.learning.quality import (
     rejection_reason,
     web_page_answer,
 )
-from expertise_kit.learning.rules import MAX_RULES_PER_SESSION, user_rules
+from expertise_kit.learning.rules import MAX_RULES_PER_SESSION, terminal_runs, user_rules
 from expertise_kit.learning.transcripts import read_sessions
 from expertise_kit.learning.transcripts.model import MAX_TASK_CHARS, Session, ToolCall
 
@@ -1431,3 +1431,12 @@ def test_a_paste_cut_at_its_limit_leaves_no_part_of_a_secret(tmp_path: Path) -> 
     failures = _failures(read_sessions(s.write(tmp_path / "a.jsonl"))[0])
     assert failures and "command not found" in failures[0]["error"]
     assert "ghp_A1b2" not in str(failures)
+
+
+def test_a_rule_typed_after_a_pasted_terminal_is_the_users_and_not_what_the_terminal_printed() -> None:
+    """No line is both: the rule ends the terminal's output, so what follows it is no output of the command."""
+    prompt = ("$ git commit -m wip\nRunning pre-commit checks for acme/shop...\n\n"
+              "Never run the test suite locally, always push to main and let CI run it.\n"
+              "error: pre-commit hook failed (exit 1)")  # fmt: skip
+    assert terminal_runs(prompt) == [("git commit -m wip", "Running pre-commit checks for acme/shop...\n")]
+    assert user_rules([prompt]) == ["Never run the test suite locally, always push to main and let CI run it."]

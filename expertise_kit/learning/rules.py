@@ -148,19 +148,28 @@ def _ends_terminal(line: str, indent: str) -> bool:
 def terminal_runs(prompt: str) -> list[tuple[str, str]]:
     """The commands a prompt shows typed at a shell's prompt, each with what the terminal printed after it
     (up to the next prompt, a fence or a line indented less; blank lines too, as a program prints them): a
-    terminal the user pasted."""
+    terminal the user pasted. After a blank line, a rule ends it: the user's own words, as ``user_rules``
+    reads them, so no line is both."""
     runs: list[tuple[str, list[str]]] = []
     indent: str | None = None
+    blank = False
     for line in prompt.splitlines():
         typed = _SHELL_PROMPT.match(line)
         if typed:
             indent = typed[1]
             runs.append((typed[2].strip(), []))
-        elif indent is not None and not _ends_terminal(line, indent):
+        elif indent is not None and not _ends_terminal(line, indent) and not (blank and _said_by_user(line)):
             runs[-1][1].append(line)
         else:
             indent = None
+        blank = not line.strip()
     return [(command, "\n".join(printed)) for command, printed in runs]
+
+
+def _said_by_user(line: str) -> bool:
+    """A line after a blank one in a pasted terminal that states a rule: typed by the user after the paste."""
+    text = line.strip().lstrip("-*•").strip()
+    return any(_is_rule(part.strip()) for part in _SENTENCE.split(text) if part and part.strip())
 
 
 def _sentences(prompt: str) -> list[str]:
