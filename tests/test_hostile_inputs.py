@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -563,3 +564,253 @@ def test_a_gemini_session_is_read_as_gemini_not_mistaken_for_claude_code(
     (session,) = json.loads(result.stdout)["sessions"]
     assert (session["format"], session["id"], session["task"]) == ("gemini", "abc", "fix the build")
     assert session["tool_calls"] == 1
+
+
+# -- transcripts a reader could choke on -----------------------------------------------------------
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _claude_records(path: Path, *records: dict[str, Any]) -> Path:
+    """A Claude Code transcript of ``records``, each given the fields every record has."""
+    base = {"sessionId": "c1c1c1c1-0000-4000-8000-000000000001", "cwd": "/tmp/x", "timestamp": "2026-01-01T00:00:01Z"}
+    path.write_text("".join(json.dumps({**base, **record}) + "\n" for record in records))
+    return path
+
+
+def _bash(uuid: str, parent: str | None, tool_id: str, command: str) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": command}}
+    message = {"role": "assistant", "content": [block]}
+    return {"type": "assistant", "uuid": uuid, "parentUuid": parent, "message": message}
+
+
+def _result(uuid: str, parent: str | None, tool_id: str) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": tool_id, "content": "ok"}
+    return {"type": "user", "uuid": uuid, "parentUuid": parent, "message": {"role": "user", "content": [block]}}
+
+
+_PROMPT = {"type": "user", "uuid": "u1", "parentUuid": None, "message": {"role": "user", "content": "Fix the build"}}
+_DONE = {"type": "assistant", "uuid": "u9", "parentUuid": "u1",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}}  # fmt: skip
+
+
+def _loop(shape: str, tag: str = "") -> list[dict[str, Any]]:
+    """A parentUuid loop: two records naming each other, one naming itself, or three records in a ring."""
+    a, b, c = (f"{tag}u{n}" for n in (2, 3, 4))
+    if shape == "pair":
+        return [_bash(a, b, f"{tag}t1", "make"), _result(b, a, f"{tag}t1")]
+    if shape == "self":
+        return [_bash(a, a, f"{tag}t1", "make")]
+    return [_bash(a, c, f"{tag}t1", "make"), _result(b, a, f"{tag}t1"), _bash(c, b, f"{tag}t2", "make")]
+
+
+def _limited_memory() -> None:
+    """A learn that loops on a cycle would take all the memory there is: this one stops at 1 GiB."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+@pytest.mark.parametrize("shape", ["pair", "self", "ring"])
+def test_a_parent_uuid_loop_is_cut_where_it_closes_and_said_once(project: Path, tmp_path: Path, shape: str) -> None:
+    path = _claude_records(tmp_path / f"{shape}.jsonl", _PROMPT, *_loop(shape, "x"), *_loop(shape, "y"), _DONE)
+    result = subprocess.run(
+        [str(EXPERTISE), "-C", str(project), "learn", "--dry-run", "--json", str(path)],
+        capture_output=True, text=True, preexec_fn=_limited_memory, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    (warning,) = [line for line in result.stderr.splitlines() if "parentUuid" in line]
+    assert f"{path}:2: 2 parentUuid loops, the first closed here" in warning
+    (session,) = json.loads(result.stdout)["sessions"]
+    assert session["tool_calls"] == sum(1 for record in _loop(shape) if "Bash" in json.dumps(record)) * 2
+
+
+def test_a_loop_starts_a_branch_and_the_main_line_is_kept(tmp_path: Path) -> None:
+    from expertise_kit.learning.transcripts import read_transcript
+
+    session = read_transcript(_claude_records(tmp_path / "t.jsonl", _PROMPT, *_loop("pair"), _DONE))
+    assert [(c.command, c.thread, c.ok) for c in session.calls] == [("make", "branch-1", True)]
+    assert session.prompts == ["Fix the build"]
+    assert session.warnings == [f"{tmp_path / 't.jsonl'}:2: a parentUuid loop; the record closing it starts a branch"]
+
+
+_NOT_A_LIST = [True, 1, 1.5]
+
+
+@pytest.mark.parametrize("content", _NOT_A_LIST)
+@pytest.mark.parametrize("role", ["user", "assistant"])
+def test_a_codex_message_whose_content_is_no_list_is_skipped_and_the_rest_learned(
+    project: Path, run: Cli, tmp_path: Path, role: str, content: Any
+) -> None:
+    bad = write_codex(tmp_path / "rollout-bad.jsonl")
+    item = {"type": "message", "role": role, "content": content}
+    with bad.open("a") as handle:
+        handle.write(json.dumps({"timestamp": "2026-11-21T09:00:10.000Z", "type": "response_item", "payload": item}))
+    good = shop_session().write(tmp_path / "good.jsonl")
+    result = run("learn", "--dry-run", "--json", str(bad), str(good))
+    assert result.exit_code == 0, result.stderr
+    assert f"{bad}:11: a message whose content is neither text nor a list, skipped" in result.stderr
+    sessions = json.loads(result.stdout)["sessions"]
+    assert sorted(s["format"] for s in sessions) == ["claude-code", "codex"]
+    assert all(s["tool_calls"] > 0 for s in sessions)
+
+
+@pytest.mark.parametrize("content", _NOT_A_LIST)
+def test_claude_and_gemini_messages_whose_content_is_no_list_are_said_and_skipped(
+    tmp_path: Path, content: Any
+) -> None:
+    from expertise_kit.learning.transcripts import read_transcript
+
+    claude = _claude_records(
+        tmp_path / "claude.jsonl",
+        _PROMPT, {"type": "user", "uuid": "u2", "parentUuid": "u1", "message": {"role": "user", "content": content}},
+        _bash("u3", "u2", "t1", "make"), _result("u4", "u3", "t1"),
+    )  # fmt: skip
+    gemini = tmp_path / "session-2026-11-20T10-00-abc.jsonl"
+    gemini.write_text(
+        '{"sessionId": "abc", "projectHash": "f00d", "startTime": "2026-11-20T10:00:00Z"}\n'
+        '{"id": "m1", "type": "user", "content": [{"text": "fix the build"}]}\n'
+        + json.dumps({"id": "m2", "type": "gemini", "content": content}) + "\n"
+        + json.dumps({"$set": {"messages": [{"id": "m3", "type": "user", "content": content}]}}) + "\n"
+        '{"id": "m4", "type": "gemini", "toolCalls": [{"id": "t1", "name": "run_shell_command", "args": {}}]}\n'
+    )  # fmt: skip
+    for path, line, calls in ((claude, 2, 1), (gemini, 3, 1)):
+        session = read_transcript(path)
+        assert f"{path}:{line}: a message whose content is neither text nor a list, skipped" in session.warnings
+        assert len(session.calls) == calls
+    assert read_transcript(gemini).warnings[1] == (
+        f"{gemini}:4: 1 restated messages whose content is neither text nor a list, skipped"
+    )
+
+
+def test_a_reader_that_fails_costs_only_its_own_transcript(
+    project: Path, run: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from expertise_kit.learning import transcripts
+
+    def broken(path: Path, **_: Any) -> Any:
+        raise TypeError("'bool' object is not iterable")
+
+    monkeypatch.setitem(transcripts._READERS, "codex", broken)
+    bad = write_codex(tmp_path / "rollout-bad.jsonl")
+    good = shop_session().write(tmp_path / "good.jsonl")
+    result = run("learn", "--json", str(bad), str(good))
+    assert result.exit_code == 1  # said, after the good transcript was learned
+    (error,) = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert error.startswith(f"expertise: error: {bad}: reading it failed (TypeError: 'bool' object is not iterable)")
+    assert "Traceback" not in result.stderr
+    assert [s["format"] for s in json.loads(result.stdout)["sessions"]] == ["claude-code"]
+
+
+def test_a_test_failure_quoting_claude_codes_words_is_still_a_failure(tmp_path: Path) -> None:
+    from builders import CWD, ClaudeSession
+
+    from expertise_kit.learning.transcripts import read_transcript
+
+    s = ClaudeSession()
+    s.prompt("Make the tests pass")
+    denied = "E   AssertionError: Permission to use the admin API was not granted to role 'editor'"
+    s.bash("pytest -q tests/test_acl.py", denied + "\nFAILED tests/test_acl.py::test_editor", exit_code=1)
+    s.tool("Bash", {"command": "pytest -q"}, denied, error=True)  # no `Exit code` line first
+    s.tool("Bash", {"command": "rm -rf build"}, "Permission to use Bash with command rm -rf build has been denied.",
+           error=True)  # fmt: skip
+    s.tool("Write", {"file_path": f"{CWD}/CLAUDE.md"}, f"Claude requested permissions to write to {CWD}/CLAUDE.md, "
+           "but you haven't granted it yet.", error=True)  # fmt: skip
+    s.tool("Bash", {"command": "make"}, "Exit code 2\nmake: *** [Makefile:3] Error 2\n" + "x\n" * 50
+           + "[Request interrupted by user for tool use]", error=True)  # fmt: skip
+    calls = read_transcript(s.write(tmp_path / "t.jsonl")).calls
+    assert [(c.ok, c.interrupted) for c in calls] == [(False, False)] * 2 + [(False, True)] * 2 + [(False, False)]
+
+
+@pytest.mark.parametrize(
+    "fmt", ["claude-code", "codex", "generic", "aider", "gemini", "gemini-document", "cursor"]
+)  # fmt: skip
+def test_a_byte_order_mark_at_the_start_is_not_a_bad_first_line(tmp_path: Path, fmt: str) -> None:
+    from builders import write_aider, write_generic
+
+    from expertise_kit.learning.transcripts import detect_format, read_sessions
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    made = {
+        "claude-code": lambda: shop_session().write(plain / "s.jsonl"),
+        "codex": lambda: write_codex(plain / "rollout-x.jsonl"),
+        "generic": lambda: write_generic(plain / "generic.jsonl"),
+        "aider": lambda: write_aider(plain / "history.md"),  # found by its first line, not its name
+        "gemini": lambda: FIXTURES / "gemini" / "session-2026-11-20T10-00-5c0ffee0.jsonl",
+        "gemini-document": lambda: FIXTURES / "gemini" / "session-2026-03-02T09-00-legacy00.json",
+        "cursor": lambda: FIXTURES / "cursor" / "c0ffee00-aaaa-4bbb-8ccc-123456789abc.jsonl",
+    }
+    clean = plain / made[fmt]().name
+    if not clean.exists():  # a fixture, without the subagents' files beside it
+        shutil.copy(made[fmt](), clean)
+    marked = tmp_path / clean.name
+    marked.write_bytes(b"\xef\xbb\xbf" + clean.read_bytes())
+    assert detect_format(marked) == detect_format(clean) == fmt.removesuffix("-document")
+    before, after = read_sessions(clean), read_sessions(marked)
+    assert [s.skipped_lines for s in after] == [0] * len(after)
+    read = [[(len(s.calls), s.prompts, s.records) for s in sessions] for sessions in (before, after)]
+    assert read[0] == read[1]
+    assert all(s.calls for s in after)
+
+
+def _gemini_with_rewinds(path: Path, lost: int) -> Path:
+    rows: list[dict[str, Any]] = [{"sessionId": "abc", "projectHash": "f00d", "startTime": "2026-11-20T10:00:00Z"}]
+    for n in range(6):
+        rows.append({"id": f"p{n}", "type": "user", "content": [{"text": f"task {n}"}]})
+        call = {"id": f"t{n}", "name": "run_shell_command", "args": {"command": f"make {n}"}, "status": "success"}
+        rows.append({"id": f"g{n}", "type": "gemini", "toolCalls": [call]})
+    rows += [{"$rewindTo": f"nope{n}"} for n in range(lost)]
+    rows += [{"$rewindTo": "p4"}, {"$rewindTo": "p1"}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_rewinds_to_messages_never_seen_are_said_in_one_line(tmp_path: Path) -> None:
+    from expertise_kit.learning.transcripts import read_transcript
+
+    path = _gemini_with_rewinds(tmp_path / "session-2026-11-20T10-00-abc.jsonl", 2000)
+    session = read_transcript(path)
+    assert session.warnings == [f"{path}:14: 2000 rewinds, the first here, to a message not seen; ignored"]
+    assert session.branches == 3
+    assert [(c.command, c.thread) for c in session.calls] == [
+        ("make 0", "main"), ("make 1", "branch-2"), ("make 2", "branch-2"), ("make 3", "branch-2"),
+        ("make 4", "branch-1"), ("make 5", "branch-1"),
+    ]  # fmt: skip
+    assert session.prompts == ["task 0"]
+
+
+def test_a_rewind_finds_its_message_after_older_ones_fell_off_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from expertise_kit.learning.transcripts import gemini, read_transcript
+
+    monkeypatch.setattr(gemini, "ID_WINDOW", 5)  # the line keeps g3 to g5: p0 to p3 fall off its front
+    path = _gemini_with_rewinds(tmp_path / "session-2026-11-20T10-00-abc.jsonl", 1)
+    session = read_transcript(path)
+    # p4 is found where it is; p1 fell off the line, and a rewind to it is said
+    assert session.warnings == [f"{path}:14: 2 rewinds, the first here, to a message not seen; ignored"]
+    assert [(c.command, c.thread) for c in session.calls if c.thread != "main"] == [
+        ("make 4", "branch-1"), ("make 5", "branch-1")
+    ]  # fmt: skip
+
+
+def test_an_aider_history_of_many_sessions_resolves_its_path_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from expertise_kit.learning.transcripts import iter_sessions
+
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text("".join(f"# aider chat started at 2026-01-01 10:00:00\n#### fix {n}\n" for n in range(500)))
+    resolved: list[Path] = []
+    real = Path.resolve
+
+    def counting(self: Path, strict: bool = False) -> Path:
+        resolved.append(self)
+        return real(self, strict)
+
+    monkeypatch.setattr(Path, "resolve", counting)
+    errors: list[Any] = []
+    assert len(list(iter_sessions([path], "auto", errors))) == 500 and not errors
+    assert len(resolved) <= 3

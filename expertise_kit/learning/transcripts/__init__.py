@@ -60,7 +60,7 @@ def _aider_history(path: Path) -> bool:
         return True
     try:
         with open(path, "rb") as handle:
-            head = handle.read(4096).decode("utf-8", "replace")
+            head = handle.read(4096).decode("utf-8-sig", "replace")
     except OSError:
         return False
     return head.lstrip().startswith(AIDER_STARTED)
@@ -143,9 +143,15 @@ def iter_sessions(paths: Iterable[Path], fmt: str, errors: list[UserError]) -> I
         except UserError as exc:
             errors.append(exc)
             continue
-        for session in sessions:
-            seen.update(p.resolve() for p in session.files_read)
-            yield session
+        except Exception as exc:  # a reader's bug on input nobody foresaw: the other transcripts still count
+            shown = STDIN if str(path) == "-" else path
+            why = f"{type(exc).__name__}: {exc}"[:200]
+            hint = "a bug in expertise_kit's reader, please report it"
+            errors.append(UserError(f"reading it failed ({why}); nothing learned from it", path=shown, hint=hint))
+            continue
+        # An aider history is one file for thousands of sessions: each file read is resolved once.
+        seen.update(p.resolve() for p in {p for session in sessions for p in session.files_read})
+        yield from sessions
 
 
 def _read(path: Path, fmt: str, label: Path) -> list[Session]:

@@ -33,13 +33,9 @@ __all__ = ["read_claude", "claude_session_id", "subagent_files"]
 
 # A tool use the user turned down: the CLI's words, at the start of its result.
 _REJECTED = ("The user doesn't want to proceed", "The user doesn't want to take this action")
-_NOT_A_FAILURE = (
-    "[Request interrupted by user",
-    *_REJECTED,
-    "but you haven't granted it yet",
-    "Permission to use",
-    "was blocked. For security",
-)
+# Claude Code's own words for a call it did not run: they open the result, or end its first sentence.
+_OPENS_NOT_RUN = ("[Request interrupted by user", *_REJECTED, "Permission to use")
+_ENDS_NOT_RUN = ("but you haven't granted it yet", "was blocked. For security")
 
 
 # What the user typed when turning down a tool use ("No, and tell Claude what to do differently"): their
@@ -97,11 +93,17 @@ def _exit_code(text: str, extra: Any) -> int | None:
     return None
 
 
-# Claude Code's own words (a refusal, an interrupt) open the result they make up (in the fixtures, all 17
-# within its first 200 characters); a successful result is looked at only this far for them. A Read's result
-# is a whole file, ten thousand of them are most of a long session's bytes, and a marker deep inside one is
-# the file's text, not Claude Code speaking.
+# Claude Code's own words (a refusal, an interrupt) are the first line of the result they make up (in the
+# fixtures, all 17: 16 open it, one ends its first sentence), so only that line, and at most this much of it,
+# is looked at. Further on they are the command's or the file's words: a test failing with "Permission to use
+# the admin API was not granted" failed, and a Read's result is a whole file.
 _MARKER_HEAD = 1000
+
+
+def _not_run(text: str) -> bool:
+    """Whether a result is Claude Code saying it did not run the call (interrupted, refused, not allowed)."""
+    first = text[:_MARKER_HEAD].lstrip().split("\n", 1)[0]
+    return first.startswith(_OPENS_NOT_RUN) or any(words in first for words in _ENDS_NOT_RUN)
 
 
 def _apply_result(block: dict[str, Any], call: ToolCall, extra: Any) -> None:
@@ -112,8 +114,7 @@ def _apply_result(block: dict[str, Any], call: ToolCall, extra: Any) -> None:
     failed = bool(block.get("is_error")) or (call.exit_code not in (None, 0))
     if isinstance(extra, dict) and extra.get("interrupted") is True:
         call.interrupted = True
-    looked = text if failed or len(text) <= _MARKER_HEAD else text[:_MARKER_HEAD]
-    if any(marker in looked for marker in _NOT_A_FAILURE):
+    if _not_run(text):
         call.interrupted = True
     call.ok = not failed
     if failed:
@@ -144,6 +145,8 @@ class _Reader:
         self.parent = array("l")
         self.flags = bytearray()
         self.late_parents: dict[int, str] = {}  # parents that appear after their child (rare)
+        self.line_of: dict[int, tuple[Path, int]] = {}  # where each of those records is, to name in a warning
+        self.loops: list[int] = []  # records whose parentUuid closed a loop: read as branch starts
         self.calls_at: dict[int, list[ToolCall]] = {}
         self.prompt_at: dict[int, str] = {}
         self.rejected_at: dict[int, str] = {}  # what the user typed when turning down a tool use
@@ -162,7 +165,7 @@ class _Reader:
         self.first = ""
         self.last = ""
 
-    def feed(self, record: dict[str, Any], thread_hint: str | None) -> None:
+    def feed(self, record: dict[str, Any], thread_hint: str | None, report: LineReport) -> None:
         uuid = record.get("uuid")
         if not isinstance(uuid, str):
             return  # summary, file-history-snapshot, queue operations, titles: outside the tree
@@ -177,9 +180,13 @@ class _Reader:
         parent = record.get("parentUuid") or record.get("logicalParentUuid")
         if isinstance(parent, str):
             found = self.index.get(parent)
-            self.parent.append(-1 if found is None else found)
+            self.parent.append(-1 if found is None or found == position else found)
             if found is None:
                 self.late_parents[position] = parent
+            if found is None or found == position:
+                self.line_of[position] = (report.path, report.lines)
+            if found == position:
+                self.loops.append(position)  # its own parent
         else:
             self.parent.append(-1)
         flags = (_SIDECHAIN if record.get("isSidechain") else 0) | (_MESSAGE if kind in ("user", "assistant") else 0)
@@ -194,6 +201,9 @@ class _Reader:
         self.last = stamp or self.last
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
+        if content is not None and not isinstance(content, (list, str)):
+            report.skip(report.lines, "a message whose content is neither text nor a list")
+            return  # kept in the tree, for the records that name it as their parent
         if kind == "assistant" and isinstance(message, dict):
             message_id = message.get("id")
             if isinstance(message_id, str) and message_id == self.message_id and thread_hint is None:
@@ -262,6 +272,42 @@ class _Reader:
     def resolve_late_parents(self) -> None:
         for position, parent in self.late_parents.items():
             self.parent[position] = self.index.get(parent, -1)
+        self._break_loops()
+
+    def _break_loops(self) -> None:
+        """Cut every loop of parentUuid links (a corrupt or hand-edited transcript), so each walk up ends.
+
+        A parent found when its child is read comes earlier in the file, so a loop holds at least one late
+        parent: the record naming a later one starts a branch instead. Each record is walked once.
+        """
+        parents = self.parent
+        walk_of: dict[int, int] = {}  # record -> the walk that reached it first
+        for start in self.late_parents:
+            current = start
+            while current >= 0 and current not in walk_of:
+                walk_of[current] = start
+                current = parents[current]
+            if current < 0 or walk_of[current] != start:
+                continue  # a root, or a record an earlier walk already took to one
+            loop = [current]
+            while parents[loop[-1]] != current:
+                loop.append(parents[loop[-1]])
+            cut = min(position for position in loop if parents[position] >= position)
+            parents[cut] = -1
+            self.loops.append(cut)
+
+    def loop_warnings(self) -> list[str]:
+        """One line per file whose parentUuid links loop, naming the first record that closed one."""
+        by_file: dict[Path, list[int]] = {}
+        for position in sorted(self.loops):
+            path, line = self.line_of[position]
+            by_file.setdefault(path, []).append(line)
+        said = []
+        for path, lines in by_file.items():
+            many = len(lines) > 1
+            what = f"{len(lines)} parentUuid loops, the first closed here" if many else "a parentUuid loop"
+            said.append(f"{path}:{lines[0]}: {what}; the record closing {'each' if many else 'it'} starts a branch")
+        return said
 
 
 def _walk_up(parents: array[int], start: int) -> list[int]:
@@ -353,7 +399,7 @@ def read_claude(path: Path, *, include_subagents: bool = True, label: Path | Non
     reader = _Reader()
     report = LineReport(shown)
     for record in json_lines(path, report):
-        reader.feed(record, None)
+        reader.feed(record, None, report)
     files = [shown]
     reports = [report]
     if include_subagents:
@@ -361,7 +407,7 @@ def read_claude(path: Path, *, include_subagents: bool = True, label: Path | Non
             agent_report = LineReport(agent)
             thread = "agent:" + agent.stem.removeprefix("agent-")
             for record in json_lines(agent, agent_report):
-                reader.feed(record, thread)
+                reader.feed(record, thread, agent_report)
             files.append(agent)
             reports.append(agent_report)
     session = Session(
@@ -378,5 +424,6 @@ def read_claude(path: Path, *, include_subagents: bool = True, label: Path | Non
         summaries=reader.summaries,
     )
     _assign_threads(reader, session)
+    session.warnings += reader.loop_warnings()
     settle_session_id(session)
     return session

@@ -113,6 +113,17 @@ def _result(call: ToolCall, raw: Any) -> None:
         call.output = text[:MAX_ERROR_CHARS]
 
 
+def _texts(content: Any) -> list[str] | None:
+    """The text parts of a message's content (a list of parts, or a string), or None when it is neither."""
+    if isinstance(content, str):
+        return [content]
+    if content is None:
+        return []
+    if not isinstance(content, list):
+        return None
+    return [str(part.get("text", "")) for part in content if isinstance(part, dict)]
+
+
 class _Codex:
     def __init__(self, path: Path) -> None:
         self.said = ""  # the agent's latest words, for its next call
@@ -123,7 +134,8 @@ class _Codex:
         self.last_kind = ""
         self.aborted = False
 
-    def feed(self, record: dict[str, Any]) -> None:
+    def feed(self, record: dict[str, Any]) -> str | None:
+        """Take in one record; why it was skipped, if it was."""
         kind = _kind(record)
         payload = record.get("payload")
         stamp = str(record.get("timestamp") or "")
@@ -132,7 +144,7 @@ class _Codex:
         if not isinstance(payload, dict):
             if kind is None and isinstance(record.get("id"), str) and "timestamp" in record:
                 self.session.id = record["id"]  # an older rollout's first line; checked in read_codex
-            return
+            return None
         self.session.records += 1
         self.session.started = self.session.started or stamp
         self.session.ended = stamp or self.session.ended
@@ -147,27 +159,26 @@ class _Codex:
             elif payload.get("type") == "turn_aborted":
                 self.aborted = True
         elif kind == "response_item":
-            self._item(payload, stamp)
+            return self._item(payload, stamp)
         elif kind == "compacted" and isinstance(payload.get("message"), str) and payload["message"].strip():
             self.session.summaries.append(payload["message"].strip()[:MAX_SUMMARY_CHARS])
+        return None
 
-    def _item(self, item: dict[str, Any], stamp: str) -> None:
+    def _item(self, item: dict[str, Any], stamp: str) -> str | None:
         kind = _kind(item)
         call_id = str(item.get("call_id") or item.get("id") or "")
         if kind == "message":
+            texts = _texts(item.get("content"))
+            if texts is None:
+                return "a message whose content is neither text nor a list"
             self.last_kind = f"message:{item.get('role')}"
             if item.get("role") == "user":
-                text = "\n".join(
-                    str(part.get("text", "")) for part in item.get("content") or [] if isinstance(part, dict)
-                ).strip()
-                task = task_text(text)
+                task = task_text("\n".join(texts).strip())
                 if task:
                     self.user_messages.append(task)
                     self.aborted = False
             elif item.get("role") == "assistant":
-                words = " ".join(
-                    str(part.get("text", "")) for part in item.get("content") or [] if isinstance(part, dict)
-                ).split()
+                words = " ".join(texts).split()
                 if words:
                     self.said = " ".join(words)[:MAX_SAID_CHARS]
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
@@ -190,6 +201,7 @@ class _Codex:
             if answered is not None:
                 _result(answered, item.get("output"))
             self.last_kind = "output"
+        return None
 
     def finish(self) -> Session:
         session = self.session
@@ -207,7 +219,9 @@ def read_codex(path: Path, *, label: Path | None = None) -> Session:
     reader = _Codex(shown)
     report = LineReport(shown)
     for record in json_lines(path, report):
-        reader.feed(record)
+        why = reader.feed(record)
+        if why:
+            report.skip(report.lines, why)
     session = reader.finish()
     session.skipped_lines = report.skipped
     session.warnings = report.messages

@@ -98,6 +98,15 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+_ODD_CONTENT = "a message whose content is neither text nor a list"
+
+
+def _odd_content(message: dict[str, Any]) -> bool:
+    """Whether a message's content is something no Gemini CLI writes (a number, true): not a message to read."""
+    content = message.get("content")
+    return content is not None and not isinstance(content, (str, list, dict))
+
+
 def _string(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
@@ -228,6 +237,11 @@ class _Gemini:
         self.order: deque[str] = deque()
         # The conversation as it stands, (message id, its calls), for a rewind to cut back; the prompts too.
         self.line: deque[tuple[str, list[ToolCall]]] = deque()
+        # Where each message on the line is, counting those that fell off its front, so a rewind finds it at once.
+        self.place: dict[str, int] = {}
+        self.fallen = 0  # messages that fell off the line's front
+        self.lost_rewinds = 0  # rewinds to a message not on the line
+        self.first_lost = 0  # the file's line of the first
         self.prompts: list[tuple[str, str]] = []
         self.calls: dict[str, ToolCall] = {}
         self.said = ""
@@ -235,24 +249,26 @@ class _Gemini:
 
     # -- records ------------------------------------------------------------------------------------
 
-    def feed(self, record: dict[str, Any]) -> None:
+    def feed(self, record: dict[str, Any], line: int = 0) -> str | None:
+        """Take in the record on ``line``; why it was skipped, if it was."""
         self.session.records += 1
         if isinstance(record.get("$rewindTo"), str):
             self._commit()
-            self._rewind(record["$rewindTo"])
-            return
+            self._rewind(record["$rewindTo"], line)
+            return None
         update = record.get("$set")
         if isinstance(update, dict):
-            self._metadata(update)
-            return
+            return self._metadata(update)
         if isinstance(record.get("id"), str) and isinstance(record.get("type"), str) and record["type"] in GEMINI_TYPES:
+            if _odd_content(record):
+                return _ODD_CONTENT
             if self.pending is not None and self.pending.get("id") != record["id"]:
                 self._commit()
             self.pending = record  # the newest version of the newest message
-            return
-        self._metadata(record)
+            return None
+        return self._metadata(record)
 
-    def _metadata(self, record: dict[str, Any]) -> None:
+    def _metadata(self, record: dict[str, Any]) -> str | None:
         session = self.session
         if isinstance(record.get("sessionId"), str) and not session.id:
             session.id = record["sessionId"]
@@ -264,19 +280,27 @@ class _Gemini:
         if session.cwd is None and isinstance(directories, list) and directories and isinstance(directories[0], str):
             session.cwd = directories[0]
         messages = record.get("messages")
+        odd = 0
         if isinstance(messages, list):
             self._commit()
             for message in messages:  # a restatement: only messages not taken in yet count
                 if isinstance(message, dict) and isinstance(message.get("id"), str):
+                    if _odd_content(message):
+                        odd += 1
+                        continue
                     self.pending = message
                     self._commit()
+        return f"{odd} restated messages whose content is neither text nor a list" if odd else None
 
-    def message(self, record: dict[str, Any]) -> None:
-        """A message that will not change again (the legacy document's)."""
+    def message(self, record: dict[str, Any]) -> str | None:
+        """Take in a message that will not change again (the legacy document's); why it was skipped, if it was."""
+        if _odd_content(record):
+            return _ODD_CONTENT
         if self.pending is not None and self.pending.get("id") != record.get("id"):
             self._commit()
         self.pending = record
         self._commit()
+        return None
 
     def _remember(self, message_id: str) -> bool:
         """Whether ``message_id`` is new; it is remembered either way."""
@@ -310,9 +334,15 @@ class _Gemini:
             self._on_line(message_id, [])
 
     def _on_line(self, message_id: str, calls: list[ToolCall]) -> None:
+        self.place[message_id] = self.fallen + len(self.line)
         self.line.append((message_id, calls))
         if len(self.line) > ID_WINDOW:
-            self.line.popleft()
+            self._forget(self.line.popleft()[0], self.fallen)
+            self.fallen += 1
+
+    def _forget(self, message_id: str, place: int) -> None:
+        if self.place.get(message_id) == place:  # not a later message with the same id
+            del self.place[message_id]
 
     def _user(self, record: dict[str, Any]) -> str | None:
         content = record.get("content")
@@ -377,17 +407,19 @@ class _Gemini:
         _apply_result(call, raw)
         return call
 
-    def _rewind(self, target: str) -> None:
+    def _rewind(self, target: str, line: int) -> None:
         """Everything from ``target`` on left the conversation: its calls become a branch of their own."""
-        position = next((i for i in range(len(self.line) - 1, -1, -1) if self.line[i][0] == target), None)
-        if position is None:
-            self.session.warnings.append(f"{self.session.source}: a rewind to a message not seen; ignored")
+        if target not in self.place:
+            self.lost_rewinds += 1
+            self.first_lost = self.first_lost or line
             return
+        position = self.place[target] - self.fallen
         self.session.branches += 1
         branch = f"branch-{self.session.branches - 1}"
         gone: set[str] = set()
         while len(self.line) > position:
             message_id, calls = self.line.pop()
+            self._forget(message_id, self.fallen + len(self.line))
             gone.add(message_id)
             for call in calls:
                 call.thread = branch
@@ -397,6 +429,10 @@ class _Gemini:
     def finish(self) -> Session:
         self._commit()
         session = self.session
+        if self.lost_rewinds:
+            where = f"{session.source}:{self.first_lost}" if self.first_lost else str(session.source)
+            what = "a rewind" if self.lost_rewinds == 1 else f"{self.lost_rewinds} rewinds, the first here,"
+            session.warnings.append(f"{where}: {what} to a message not seen; ignored")
         session.prompts = [prompt for _, prompt in self.prompts]
         # Calls grouped by thread, main first; within a thread, in the order they were made.
         order = {"main": 0}
@@ -493,7 +529,7 @@ def gemini_document(path: Path) -> bool:
     """Whether ``path`` is a Gemini CLI session written as one pretty-printed JSON document (up to 0.38)."""
     try:
         with open(path, "rb") as handle:
-            head = handle.read(4096).decode("utf-8", "replace")
+            head = handle.read(4096).decode("utf-8-sig", "replace")
     except OSError:
         return False
     first = head.lstrip().split("\n", 1)[0].strip()
@@ -502,20 +538,21 @@ def gemini_document(path: Path) -> bool:
 
 def _read_document(path: Path, reader: _Gemini, report: LineReport) -> None:
     try:
-        handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+        handle = open(path, encoding="utf-8-sig", errors="replace")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise UserError(f"can't read it: {exc.strerror or exc}", path=report.path) from None
     with handle:
         document = _Document(handle)
         try:
             for kind, item in document.records():
+                why: str | None = "a message that is not a JSON object"
                 if kind == "meta":
-                    reader.feed(item)
+                    why = reader.feed(item)
                 elif isinstance(item, dict):
                     reader.session.records += 1
-                    reader.message(item)
-                else:
-                    report.skip(reader.session.records, "a message that is not a JSON object")
+                    why = reader.message(item)
+                if why:
+                    report.skip(reader.session.records, why)
         except RecursionError:
             report.skipped += 1
             report.messages.append(f"{report.path}: a message nested too deeply; the messages before it were read")
@@ -543,7 +580,8 @@ def read_gemini(path: Path, *, include_subagents: bool = True, label: Path | Non
         _read_document(path, reader, report)
     else:
         for record in json_lines(path, report):
-            reader.feed(record)
+            if why := reader.feed(record, report.lines):
+                report.skip(report.lines, why)
     reader._commit()
     session = reader.session
     if include_subagents:
@@ -551,8 +589,10 @@ def read_gemini(path: Path, *, include_subagents: bool = True, label: Path | Non
             agent_report = LineReport(agent)
             sub = _Gemini(agent)
             for record in json_lines(agent, agent_report):
-                sub.feed(record)
+                if why := sub.feed(record, agent_report.lines):
+                    agent_report.skip(agent_report.lines, why)
             sub.finish()
+            session.warnings += sub.session.warnings
             thread = f"agent:{agent.stem}"
             for call in sub.session.calls:
                 call.thread = thread if call.thread == "main" else f"{thread}:{call.thread}"

@@ -31,6 +31,7 @@ MAX_LINE_BYTES = 32 << 20
 MAX_SPOOL_BYTES = 1 << 30
 _CHUNK = 1 << 20
 _BINARY_PROBE = 8192
+_BOM = b"\xef\xbb\xbf"  # the UTF-8 byte order mark some editors put at a file's start
 
 
 class LineReport:
@@ -149,7 +150,7 @@ def _numbered(path: Path, report: LineReport) -> Iterator[tuple[int, bytes, bool
             if line is None:
                 report.skip(number, f"a line over {MAX_LINE_BYTES >> 20} MiB")
                 continue
-            yield number, line, complete
+            yield number, line[3:] if number == 1 and line.startswith(_BOM) else line, complete
     finally:
         handle.close()
 
