@@ -45,9 +45,15 @@ _REJECTED_SAYING = "To tell you how to proceed, the user said:"
 _CLI_SAYING = ("The user wants to clarify these questions",)
 
 
-def _rejection_reason(block: dict[str, Any]) -> str:
-    """What the user typed when turning down a tool use, or ""."""
-    if block.get("is_error") is not True:
+def _rejection_reason(block: dict[str, Any], tool: str, version: Any) -> str:
+    """What the user typed when turning down a tool use, or "".
+
+    Only where the CLI's words can't be a tool's own: an MCP server's error text is the server's, and before
+    Claude Code 2 a failed command's result was its raw output, which may open with the same words."""
+    if block.get("is_error") is not True or tool.startswith("mcp__"):
+        return ""
+    major = version.split(".", 1)[0] if isinstance(version, str) else ""
+    if tool == "Bash" and not (major.isdigit() and int(major) >= 2):
         return ""
     text = _text_of(block.get("content"))
     if not text.startswith(_REJECTED):
@@ -219,7 +225,7 @@ class _Reader:
                         call = self.waiting.pop(str(block.get("tool_use_id")), None)
                         if call is not None:
                             _apply_result(block, call, record.get("toolUseResult"))
-                        said = _rejection_reason(block)
+                        said = _rejection_reason(block, call.name if call else "", record.get("version"))
                         if said and self.prompt_at:  # a correction of work asked for: never the task
                             self.rejected_at[position] = said[:MAX_PROMPT_CHARS]
                     elif block.get("type") == "text" and isinstance(block.get("text"), str):
