@@ -41,6 +41,11 @@ PLANTED: dict[str, Planted] = {
     "openai_dash_tail": Planted("openai", "sk-" + "Lm4Np7Qr2St5Uv8Wx1Yz" + "-" + "Ka9Jb8Hc7Gd6"),
     "slack": Planted("slack", "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"),
     "slack_app": Planted("slack", "xapp-1-A05B7C9D1E3-6234567890123-" + "a3f9c2e8b1d7a4c6e0f2b9d8c7a1e3f5b2d4c6a8e0f1"),
+    "discord": Planted(
+        "discord",
+        "Qm3vX8kL2pN7wR4tY9zB1cF6hJ5sD0gA-Eu3Io8Pa2Sd7Fg1Hj6Kl9Zx4Cv5Bn0MqWr2Ty7Ui3",
+        "curl -X POST -d @msg.json https://discord.com/api/webhooks/1234567890123456789/{}",
+    ),
     "stripe": Planted("stripe", "sk_live_" + "51HqLyjWDarjtT1zdp7dcXYZ"),
     "google": Planted("google", "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"),
     "google_oauth_secret": Planted("google", "GOCSPX-" + "q8Wm3Zr7Tn1Yb5Kx9Lc2Hv6Jd4Fs"),
@@ -91,6 +96,7 @@ PLANTED: dict[str, Planted] = {
     "assignment": Planted("assignment", "hunter2-correct-horse", "SECRET_KEY={}"),
     "db_pass": Planted("assignment", "hunter2xyz", "DB_PASS={} python manage.py migrate"),
     "key_assignment": Planted("assignment", "Zr8Xc4Vb1Nm6Qw3E", "export STRIPE_KEY={}"),
+    "prose": Planted("prose", "hunter2staging", "log in to the staging admin with password {}"),
     "bearer": Planted("bearer", "tok_live_8c1f4e2b9a7d6c5e4f3a2b1c", 'curl -H "Authorization: Bearer {}" https://ci.test'),
     "base64_env": Planted("base64-secret", base64.b64encode(_ENV_FILE.encode()).decode(), "echo {} | base64 -d > .env"),
 }
@@ -201,12 +207,199 @@ LEGIT = [
     "npm_config_cache=/tmp/npm-cache npm ci",
     "echo " + base64.b64encode(b"hello, this is only a greeting\n").decode() + " | base64 -d",
     "/home/dev/shop/node_modules/.bin/ThisIsALongComponentName/abcdefghijklmnop",
+    # Elements, defaults and XML that hold no literal secret.
+    "config['token_file'] = path",
+    "headers['Content-Type'] = 'application/json'",
+    "[token]: https://docs.example.test/tokens",  # a Markdown link, not an element
+    "password = request.form['password']",
+    "token = os.environ.get('TOKEN', '')",
+    'password = os.getenv("DB_PASSWORD", "<password>")',
+    "const apiKey = process.env.API_KEY || '';",
+    'os.environ.get("GITHUB_TOKEN", "not set")',  # a message, not a default secret
+    "pw=${env.DB_PASSWORD}",
+    "password: `[REDACTED:assignment]`",
+    "password: String,",  # a type
+    "password => password.trim()",  # a function, not a hash key
+    "db_password: str = os.environ['DB_PASSWORD']",
+    "api_key: Optional[str] = None",
+    "<password>${env.DB_PASSWORD}</password>",
+    '<password>{{ vault_db_password }}</password>',
+    '<input type="password" name="password" value="">',
+    'raise AuthError("token: " + token)',
+    # Commands with no password in them.
+    "docker login -u ada registry.example.test",
+    "docker login -p $DOCKER_PASSWORD registry.example.test",
+    "mkdir -p /tmp/x && ssh -p 2222 deploy@web1.example.test",
+    "redis-cli -h cache -a $REDIS_PASSWORD ping",
+    "htpasswd -c .htpasswd bob",
+    "htpasswd -b .htpasswd bob $HTPASSWORD",
+    "openssl rsa -in key.pem -passin env:KEY_PASS",
+    "sudo passwd deploy2024",
+    # URLs and token prefixes that end a text without being cut secrets.
+    "see http://localhost:3000",
+    "postgres://localhost:5432",
+    "https://discord.com/channels/123456789/987654321",
+    "git checkout sk-learn-upgrade",
+    "hf_hub_download",
+    "npm_config_cache",
+    "ASIAPACIFIC",
+]
+
+# Prose about a secret, not a secret: user prompts say these, and they become rules.
+PROSE_ABOUT_SECRETS = [
+    "the password is wrong",
+    "the token expired",
+    "use the API key from the env",
+    "the password is incorrect, try again",
+    "the API key is base64-encoded",
+    "the password is sha256-hashed before it is stored",
+    "the password is case-sensitive",
+    "the token is short-lived",
+    "the token is valid for 3600 seconds",
+    "max token of 4096",
+    "passwords need at least 12 characters",
+    "the password is 8 characters long",
+    "the secret is stored in Vault",
+    "the secret key is rotated daily",
+    "the API key is YOUR_API_KEY",
+    "the password is <password>",
+    "the password is ********",
+    "the password is $DB_PASSWORD",
+    "the API key is in .env",
+    "the token is read from /run/secrets/token",
+    "the secret is sent to ops@example.test",
+    "the token is GITHUB_TOKEN",
+    "the API key of gpt-4o",
+    "the token is v2-beta",
+    "the password for the admin account is stored in 1Password",
+    "reset the password, then refresh the token",
+    "kubectl get secret db2-creds -o yaml",
+    "if password is None:",
+    "token = get_token(user_id=42)",
+    "das Passwort ist falsch",
+    "le mot de passe est incorrect",
+    "密码错误",
 ]
 
 
 @pytest.mark.parametrize("text", LEGIT)
 def test_legitimate_strings_survive(text: str) -> None:
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("text", PROSE_ABOUT_SECRETS)
+def test_prose_about_a_secret_survives(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [
+        # An element's name, as in os.environ["DB_PASSWORD"] = ...
+        ('os.environ["DB_PASSWORD"] = "hunter2staging"', "hunter2staging", "assignment"),
+        ("ENV['SECRET_KEY_BASE'] = \"a8f3c9d2e1b7f6a5c4d3e2f1\"", "a8f3c9d2e1b7f6a5c4d3e2f1", "assignment"),
+        ("process.env['API_TOKEN'] = \"tok9Xq2Lm7Vz4Kp\"", "tok9Xq2Lm7Vz4Kp", "assignment"),
+        ('headers["X-Api-Key"] = "9f8e7d6c5b4a3f2e1d0c"', "9f8e7d6c5b4a3f2e1d0c", "assignment"),
+        ("config[:password] = 'hunter2staging'", "hunter2staging", "assignment"),
+        # A getter's default, a setter's value.
+        ('password = os.getenv("DB_PASSWORD", "hunter2staging")', "hunter2staging", "assignment"),
+        ('key = os.environ.get("API_KEY", "sk-live-abcdefghijklmnop")', "abcdefghijklmnop", "assignment"),
+        ('const pw = process.env.DB_PASSWORD || "hunter2staging"', "hunter2staging", "assignment"),
+        ("const pw = process.env['DB_PASSWORD'] ?? 'hunter2staging'", "hunter2staging", "assignment"),
+        ('secret = ENV.fetch("SECRET", "a8f3c9d2e1b7f6a5")', "a8f3c9d2e1b7f6a5", "assignment"),
+        ('ENV.fetch("SECRET_KEY_BASE") { "a8f3c9d2e1b7f6a5" }', "a8f3c9d2e1b7f6a5", "assignment"),
+        ("env('DB_PASSWORD', default='hunter2staging')", "hunter2staging", "assignment"),
+        ("getenv('DB_PASS') ?: 'hunter2staging'", "hunter2staging", "assignment"),
+        ('os.environ.get("DB_PASSWORD") or "hunter2staging"', "hunter2staging", "assignment"),
+        ("define('DB_PASSWORD', 'hunter2staging');", "hunter2staging", "assignment"),
+        ('os.Setenv("API_TOKEN", "tok9Xq2Lm7Vz4Kp")', "tok9Xq2Lm7Vz4Kp", "assignment"),
+        # Ruby and PHP hashes, XML, YAML tags, typed names, a quote cut off by the end of the text.
+        ('"password" => "hunter2staging"', "hunter2staging", "assignment"),
+        (":password => 'hunter2staging'", "hunter2staging", "assignment"),
+        ("<password>hunter2staging</password>", "hunter2staging", "assignment"),
+        ("<server><id>nexus</id><username>bob</username><password>hunter2staging</password></server>", "hunter2staging", "assignment"),
+        ("<Password>\n  hunter2staging\n</Password>", "hunter2staging", "assignment"),
+        ('<add key="ApiKey" value="a8f3c9d2e1b7f6a5c4d3" />', "a8f3c9d2e1b7f6a5c4d3", "assignment"),
+        ("<key>API_TOKEN</key>\n<string>tok9Xq2Lm7Vz4Kp</string>", "tok9Xq2Lm7Vz4Kp", "assignment"),
+        ("password: !!str hunter2staging", "hunter2staging", "assignment"),
+        ('db_password: str = "hunter2staging"', "hunter2staging", "assignment"),
+        ('apiKey: string = "a8f3c9d2e1b7f6a5c4"', "a8f3c9d2e1b7f6a5c4", "assignment"),
+        ('DB_PASSWORD="hunter2staging', "hunter2staging", "assignment"),
+        # Command lines.
+        ("docker login -u bob -p hunter2staging registry.example.test", "hunter2staging", "cli-password"),
+        ("/usr/bin/podman login -u bob -phunter2staging quay.io", "hunter2staging", "cli-password"),
+        ("helm registry login ghcr.io -u bob -p hunter2staging", "hunter2staging", "cli-password"),
+        ("az login -u bob -p hunter2staging", "hunter2staging", "cli-password"),
+        ("oc login https://api.example.test:6443 -u admin -p hunter2staging", "hunter2staging", "cli-password"),
+        ("redis-cli -h cache -a hunter2staging --no-auth-warning ping", "hunter2staging", "cli-password"),
+        ("htpasswd -b .htpasswd bob hunter2staging", "hunter2staging", "cli-password"),
+        ("htpasswd -B -C 10 -b /etc/nginx/.htpasswd bob hunter2staging", "hunter2staging", "cli-password"),
+        ("htpasswd -nbB bob hunter2staging > .htpasswd", "hunter2staging", "cli-password"),
+        ("sshpass -p hunter2staging ssh deploy@web1.example.test", "hunter2staging", "cli-password"),
+        ("mysqladmin -u root -phunter2staging status", "hunter2staging", "cli-password"),
+        ("mysqladmin --password hunter2staging status", "hunter2staging", "cli-password"),
+        ("mysql -u root \\\n  -phunter2staging shop", "hunter2staging", "cli-password"),  # a continued line
+        ("sqlcmd -S db -U sa -P 'Hunter2!staging' -Q 'select 1'", "Hunter2!staging", "cli-password"),
+        ("mongosh -u admin -p hunter2staging --authenticationDatabase admin", "hunter2staging", "cli-password"),
+        ("keytool -genkey -keystore ks.jks -storepass hunter2staging", "hunter2staging", "cli-password"),
+        ("openssl pkcs12 -export -passout pass:hunter2staging -out a.p12", "hunter2staging", "cli-password"),
+        # Discord webhooks.
+        ("https://discordapp.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "AbCdEfGhIjKlMnOpQrSt", "discord"),
+        ("https://discord.com/api/v10/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz", "AbCdEfGhIjKlMnOpQrSt", "discord"),
+        # Prose: what a user types into a prompt.
+        ("log in to the staging admin with password hunter2staging", "hunter2staging", "prose"),
+        ("use the API key 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c for every request", "3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c", "prose"),
+        ("the token is abc123def456ghi789", "abc123def456ghi789", "prose"),
+        ("the password for the staging admin is hunter2staging.", "hunter2staging", "prose"),
+        ("The passphrase: Tr0ub4dor&3", "Tr0ub4dor&3", "prose"),
+        ("**Password**: Tr0ub4dor&3", "Tr0ub4dor&3", "prose"),
+        ('the password is "correct horse battery staple"', "correct horse battery staple", "prose"),
+        ("the passphrase is correct-horse-battery-staple", "correct-horse-battery-staple", "prose"),
+        ("the password is CorrectHorseBatteryStaple", "CorrectHorseBatteryStaple", "prose"),
+        ("the password is 12345678", "12345678", "prose"),
+        ("the API key is 123e4567-e89b-12d3-a456-426614174000", "426614174000", "prose"),
+        ("das Passwort ist hunter2staging", "hunter2staging", "prose"),
+        ("密码是hunter2staging，请记住", "hunter2staging", "prose"),
+        # Cut off by the end of the text: a URL's password before its `@`, a token before its full length.
+        ("psql postgres://admin:CorrectHorseBatteryStaple9", "CorrectHorseBatteryStaple9", "url-password"),
+        ("redis-cli -u redis://:Rz8vQp2LmN4x", "Rz8vQp2LmN4x", "url-password"),
+        ("git clone https://deploy:Tq7/Wz3+Kp9  ", "Tq7/Wz3+Kp9", "url-password"),
+        ("export GH_TOKEN=ghp_A1b2C3d4E5f", "A1b2C3d4E5f", "github"),
+        ("the token ghp_A1b2C3d4E5f", "A1b2C3d4E5f", "github"),
+        ("pat github_pat_11ABCDEFG012...", "11ABCDEFG012", "github"),
+        ("key sk-proj-Qw8Qw8Qw", "Qw8Qw8Qw", "openai"),
+        ("key sk-ant-api03-Zx9Zx9", "api03-Zx9Zx9", "anthropic"),
+        ("slack xoxb-1234567", "1234567", "slack"),
+        ("id AKIAIOSFODNN7", "IOSFODNN7", "aws"),
+        ("glpat-Xk3vR9mQ2pL7", "Xk3vR9mQ2pL7", "gitlab"),
+    ],
+)
+def test_more_shapes_are_redacted(text: str, secret: str, kind: str) -> None:
+    scrubbed, counts = redact_counting(text)
+    assert _leaks(secret, scrubbed) == [] and secret[:6] not in scrubbed, scrubbed
+    assert counts == {kind: 1}, (counts, scrubbed)
+    assert redact(scrubbed) == scrubbed
+
+
+def test_the_context_of_new_shapes_stays() -> None:
+    assert redact('os.environ["DB_PASSWORD"] = "hunter2staging"') == 'os.environ["DB_PASSWORD"] = "[REDACTED:assignment]"'
+    assert redact("docker login -u bob -p hunter2staging registry.example.test") == (
+        "docker login -u bob -p [REDACTED:cli-password] registry.example.test"
+    )
+    assert redact("htpasswd -b .htpasswd bob hunter2staging") == "htpasswd -b .htpasswd bob [REDACTED:cli-password]"
+    assert redact("the password for the staging admin is hunter2staging.") == (
+        "the password for the staging admin is [REDACTED:prose]."
+    )
+    assert redact("use the API key `3f9a8b7c6d5e4f3a2b1c` here") == "use the API key `[REDACTED:prose]` here"
+    assert redact("psql postgres://admin:CorrectHorse9") == "psql postgres://admin:[REDACTED:url-password]"
+    assert redact("https://discord.com/api/webhooks/1234/AbCdEf0123456789") == "[REDACTED:discord]"
+
+
+def test_a_cut_url_password_is_only_at_the_end_of_the_text() -> None:
+    # A port is no password, and with more text after it the URL was not cut there.
+    assert redact("postgres://admin:5432") == "postgres://admin:5432"
+    assert redact("postgres://db.example.test:5432/shop") == "postgres://db.example.test:5432/shop"
+    assert redact("see postgres://admin:secret for the form") == "see postgres://admin:secret for the form"
 
 
 def _strings(value: Any) -> list[str]:
@@ -261,6 +454,75 @@ def test_a_secret_anywhere_in_text_is_redacted(before: str, name: str, data: st.
     scrubbed = redact(text)
     assert _leaks(planted.secret, scrubbed) == []
     assert redact(scrubbed) == scrubbed
+
+
+# Tokens whose prefix is known, and how many characters after it make a cut-off tail worth redacting.
+_CUT_TOKENS = {
+    "github": ("ghp_", 4), "github_pat": ("github_pat_", 4), "gitlab": ("glpat-", 4), "openai_proj": ("sk-proj-", 4),
+    "anthropic": ("sk-ant-", 4), "aws": ("AKIA", 4), "slack": ("xoxb-", 1), "stripe": ("sk_live_", 4),
+    "google": ("AIza", 4), "docker": ("dckr_pat_", 4),
+}  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(max_size=60),
+    st.sampled_from(sorted(_CUT_TOKENS)),
+    st.data(),
+    st.sampled_from(["", " ", "\n", "..."]),
+)
+def test_a_token_cut_off_by_the_end_of_the_text_is_redacted(
+    before: str, name: str, data: st.DataObject, tail: str
+) -> None:
+    secret = PLANTED[name].secret
+    prefix, least = _CUT_TOKENS[name]
+    assert secret.startswith(prefix)
+    cut = secret[: data.draw(st.integers(len(prefix) + least, len(secret) - 1))]
+    scrubbed = redact(f"{before}{data.draw(_ANY)}{cut}{tail}")
+    assert re.search(r"\[REDACTED:[a-z0-9-]+\](?:\.\.\.)?\s*$", scrubbed), scrubbed
+    assert redact(scrubbed) == scrubbed
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60), st.sampled_from(["postgres", "redis", "https", "mongodb+srv"]), st.integers(1, 24))
+def test_a_url_cut_off_inside_its_password_is_redacted(before: str, scheme: str, length: int) -> None:
+    password = "CorrectHorse/Battery:Staple9"[:length]
+    scrubbed = redact(f"{before} {scheme}://admin:{password}")
+    assert scrubbed.endswith(f"{scheme}://admin:[REDACTED:url-password]"), scrubbed
+
+
+# Prose of plain words: whatever it says about passwords and tokens, it holds none. (`password: word` is no
+# prose but an assignment, a secret's name given a value.)
+_PROSE_WORD = st.one_of(
+    st.sampled_from(["the", "password", "passphrase", "token", "secret", "API", "key", "is", "was", "of", "for"]),
+    st.from_regex(r"[a-z]{1,15}", fullmatch=True),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PROSE_WORD, max_size=30), st.sampled_from([" ", " ", "\n", ", "]))
+def test_prose_of_plain_words_is_never_redacted(words: list[str], separator: str) -> None:
+    text = separator.join(words)
+    assert redact(text) == text
+
+
+# Pieces of the syntax the rules read: names, operators, quotes, brackets, commands, URLs, tokens, markers.
+_SECRET_SYNTAX = st.sampled_from(
+    [
+        "password", "DB_PASSWORD", "token", "api_key", "API key", "passphrase", "secret", " is ", "is", ":", "=",
+        "=>", " ", " ", "\n", '"', "'", "`", "[", "]", "(", ")", "{", "}", "<password>", "</password>", "<key>",
+        "hunter2staging", "Tr0ub4dor&3", "ghp_A1b2C3d4E5f", "sk-proj-Qw8", "AKIAIOSFOD", "://", "postgres", "admin",
+        "@", "-p", "-a", "mysql", "docker login", "redis-cli", "htpasswd -b", "||", "or", "os.getenv(", ",", "${",
+        "$(", "!!str", "[REDACTED:assignment]", "the", "for", "xxx", "<", ">", "...", ";", "&&", "\\",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_SECRET_SYNTAX, max_size=24))
+def test_redaction_of_secret_syntax_is_idempotent(pieces: list[str]) -> None:
+    once = redact("".join(pieces))
+    assert redact(once) == once
 
 
 @settings(max_examples=300, deadline=None)
