@@ -679,8 +679,9 @@ def test_a_real_codex_series_learns_clean(project: Path, run: Cli) -> None:
         ("c:/users/bob/app", "~/app"),
         ("C:/Users/bob", "~"),
         ("C:\\Users\\bob Smith\\app", "~\\app"),  # a Windows profile name may hold spaces
-        ("/Users/bob Smith/app", "~/app"),
-        ("/Users/bob is here", "~ is here"),  # with no separator after, the name is one word
+        ("C:\\Users\\bob is here", "~ is here"),  # with no separator after, the name is one word
+        ("gcc -I/home/bob/include -L/Users/bob/lib", "gcc -I~/include -L~/lib"),  # after a short flag
+        ("docker run -v/home/bob:/x", "docker run -v~:/x"),
         ("C:\\\\Users\\\\bob\\\\app", "~\\\\app"),  # JSON inside JSON
         ("\\\\wsl.localhost\\Ubuntu\\home\\bob\\app", "~\\app"),  # WSL seen from Windows
     ],
@@ -706,6 +707,7 @@ def test_the_project_root_is_cut_only_as_a_whole_path() -> None:
     assert _portable(rule, ("/app",)) == rule
     assert _portable("error in /app/src/x.py; cwd /app", ("/app",)) == "error in src/x.py; cwd ."
     assert _portable("/home/dev/shop-legacy/x and /home/dev/shop/y", ("/home/dev/shop",)) == "~/shop-legacy/x and y"
+    assert _portable("gcc -I/home/dev/shop/include", ("/home/dev/shop",)) == "gcc -Iinclude"
 
 
 def test_an_error_quoting_a_home_path_recurs_as_one_under_any_home() -> None:

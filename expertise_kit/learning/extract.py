@@ -130,13 +130,14 @@ class Extraction:
 
 
 # A home directory where an absolute path starts (not `src/pages/home/` nor `https://x.com/Users/`). A user
-# name ends where a path, a list or a quote goes on: `/home/bob:/usr/bin`, `(/home/bob)`, `\"/home/bob\"`; a
-# Windows or macOS one may hold spaces (`C:\Users\John Doe\`) when a separator follows.
+# name ends where a path, a list or a quote goes on: `/home/bob:/usr/bin`, `(/home/bob)`, `\"/home/bob\"`.
 _NAME = r"""[^\\/\s"'`:;,()\[\]{}<>|&=]+"""
-_SPACED = rf"(?:{_NAME}(?: {_NAME}){{1,3}}(?=[\\/])|{_NAME})"
+_WINDOWS_NAME = rf"(?:{_NAME}(?: {_NAME}){{1,3}}(?=\\)|{_NAME})"  # `C:\Users\John Doe\`: spaces, a `\` after
+# Where an absolute path starts: not inside a word or a path, but after a short flag (`-I/home/bob/include`).
+_STARTS = r"(?:(?<![\w.~@+-])|(?<=(?<![\w-])-[A-Za-z]))"
 _HOME = re.compile(
-    rf"""(["']?)(?<![\w.~@+-])(?:/home/{_NAME}|/Users/{_SPACED})|"""
-    rf"""(["']?)(?<![\w.~@+-])[A-Za-z]:(?:\\{{1,4}}|/)(?i:users)(?:\\{{1,4}}|/){_SPACED}|"""
+    rf"""(["']?){_STARTS}(?:/home|/Users)/{_NAME}|"""
+    rf"""(["']?){_STARTS}[A-Za-z]:(?:\\{{1,4}}|/)(?i:users)(?:\\{{1,4}}|/){_WINDOWS_NAME}|"""
     rf"""(["']?)\\{{2,4}}wsl(?:\.localhost|\$)\\{{1,2}}{_NAME}\\{{1,2}}home\\{{1,2}}{_NAME}"""  # WSL from Windows
 )
 
@@ -151,7 +152,7 @@ def _home(found: re.Match[str]) -> str:
 @lru_cache(maxsize=64)
 def _base_pattern(base: str) -> re.Pattern[str]:
     """``base`` as a whole path where one starts: `/app/x` and `/app`, not `src/app/api` nor `/apple`."""
-    return re.compile(rf"(?<![\w.~@+-]){re.escape(base)}(?:/|(?![\w.@+-]))")
+    return re.compile(rf"{_STARTS}{re.escape(base)}(?:/|(?![\w.@+-]))")
 
 
 def _portable(text: str, bases: tuple[str, ...]) -> str:

@@ -669,7 +669,7 @@ _TABLE: tuple[SecretKind, ...] = (
             _SCHEME
             + r"[^\s/:@\"'<>\[\]]*:(?P<value>(?!\d+(?:[/?#]|$))(?!//)(?:"
             + _NOT_MARKER
-            + r"[^\s@\"'<>:]|:(?!//)|@(?=[^\s/\"'<>]*@))+)@",
+            + r"[^\s@\"'<>:]|:(?!//)|@(?=[^\s/\"'<>@]*@))+)@",
             _value("url-password", check=False),
         ),
         # Cut off before its `@`: `postgres://admin:CorrectHorse` at the very end of the text.

@@ -50,8 +50,8 @@ def _rejection_reason(block: dict[str, Any], tool: str, version: Any) -> str:
 
     Only where the CLI's words can't be a tool's own: an MCP server's error text is the server's, and before
     Claude Code 2 a failed command's result was its raw output, which may open with the same words."""
-    if block.get("is_error") is not True or tool.startswith("mcp__"):
-        return ""
+    if block.get("is_error") is not True or not tool or tool.startswith("mcp__"):
+        return ""  # a result to no call seen is a tool's we can't tell
     major = version.split(".", 1)[0] if isinstance(version, str) else ""
     if tool == "Bash" and not (major.isdigit() and int(major) >= 2):
         return ""
