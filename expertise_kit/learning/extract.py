@@ -1432,7 +1432,8 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
         # The user's own sentences ("we get these errors, please fix") are no error line; what they pasted is.
         pasted = "\n".join(line for line in lines if not _USER_SPEECH.search(line))
         error = pick_error(pasted)
-        if not _is_pasted_error(web_page_answer(error, pasted), known, needed):
+        stored = web_page_answer(error, pasted)
+        if not _is_pasted_error(stored, known, needed):
             continue
         # What the user said of it: their own line, else the first line that is not the error.
         said_lines = [line for line in lines if _USER_SPEECH.search(line) and line.strip() != error.strip()]
@@ -1440,7 +1441,7 @@ def _pasted(extraction: Extraction, ctx: _Context) -> None:
         asked = ctx.clean((said_lines or others or ["an error"])[0], 70)
         # When the task's first prompt is about this error, any cause the session found is its own.
         issue = f"reported by the user: {asked}"
-        _add_pasted(extraction, ctx, issue, web_page_answer(error, pasted), said, named=prompt != session.task)
+        _add_pasted(extraction, ctx, issue, stored, said, named=prompt != session.task)
 
 
 def _is_pasted_error(error: str, known: set[str], needed: int) -> bool:

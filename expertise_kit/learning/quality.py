@@ -11,7 +11,8 @@ from typing import Any
 
 __all__ = [
     "rejection_reason", "harness_noise", "command_typo", "network_failure", "network_line", "says_nothing",
-    "solution_names_action", "generic_pattern", "environment_gotcha", "OFFLINE_RUN", "web_page_answer",
+    "solution_names_action", "generic_pattern", "environment_gotcha", "machine_fact", "OFFLINE_RUN",
+    "web_page_answer",
 ]  # fmt: skip
 
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
@@ -202,6 +203,21 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"not (?:allowed|permitted|authorized) to use (?:this|the) model|"
         r"externally-managed-environment|address already in use|EADDRINUSE", re.I)),
 )
+
+
+# What the machine lacks for good: true at any task here. Not a limit met once (a full disk, a port in use) nor
+# a flag or URL one task got wrong.
+_MACHINE_FACTS = frozenset({
+    "a program is missing", "a file system the setup keeps read-only", "a script without its executable bit",
+    "a key, credential or certificate the machine lacks", "a runtime version the project can't use",
+    "a terminal is needed", "a script to be sourced, not run",
+})  # fmt: skip
+
+
+def machine_fact(error: str) -> bool:
+    """Whether ``error`` states what the machine or the setup lacks (a program, a key): worth knowing at any
+    task here, fix or not."""
+    return environment_gotcha(error) in _MACHINE_FACTS
 
 
 def environment_gotcha(error: str) -> str | None:

@@ -168,8 +168,13 @@ def terminal_runs(prompt: str) -> list[tuple[str, str]]:
 
 def _said_by_user(line: str) -> bool:
     """A line after a blank one in a pasted terminal that states a rule: typed by the user after the paste."""
+    return any(_is_rule(sentence) for sentence in _line_sentences(line))
+
+
+def _line_sentences(line: str) -> list[str]:
+    """The sentences of one typed line, a list's bullet left out."""
     text = line.strip().lstrip("-*•").strip()
-    return any(_is_rule(part.strip()) for part in _SENTENCE.split(text) if part and part.strip())
+    return [part.strip() for part in _SENTENCE.split(text) if part and part.strip()] if text else []
 
 
 def _sentences(prompt: str) -> list[str]:
@@ -189,9 +194,7 @@ def _sentences(prompt: str) -> list[str]:
             continue
         if fenced or terminal is not None or _PASTED.match(line) or _LOG_LINE.match(line):
             continue
-        text = line.strip().lstrip("-*•").strip()
-        if text:
-            kept.extend(part.strip() for part in _SENTENCE.split(text) if part and part.strip())
+        kept.extend(_line_sentences(line))
     return kept
 
 

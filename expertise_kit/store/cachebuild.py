@@ -85,21 +85,10 @@ def _program(entry: dict[str, Any]) -> str:
     return (span_programs(str(entry.get("issue") or "")) or [""])[0]
 
 
-# What the machine lacks for good: true at any task here. Not a limit met once (a full disk, a port in use) nor
-# a flag or URL this task got wrong.
-_MACHINE_FACTS = frozenset({
-    "a program is missing", "a file system the setup keeps read-only", "a script without its executable bit",
-    "a key, credential or certificate the machine lacks", "a runtime version the project can't use",
-    "a terminal is needed", "a script to be sourced, not run",
-})  # fmt: skip
-
-
 def _machine_fact(entry: dict[str, Any]) -> bool:
-    """A failure that states what the machine or the setup lacks (a program, a key): worth knowing at any task
-    here, fix or not."""
-    from expertise_kit.learning.quality import environment_gotcha
+    from expertise_kit.learning.quality import machine_fact  # not at the top: the merge driver never needs it
 
-    return environment_gotcha(str(entry.get("error") or "")) in _MACHINE_FACTS
+    return machine_fact(str(entry.get("error") or ""))
 
 
 def _config_payload(config: Config) -> dict[str, Any]:
