@@ -15,6 +15,7 @@ __all__ = [
     "FileMissing",
     "Failures",
     "CheckFailed",
+    "bug_in",
 ]
 
 
@@ -52,6 +53,13 @@ class UserError(ExpertiseError):
             text += f"; {self.hint}"
         # One line, always: a multi-line parser message would break `2>&1 | head -1` habits.
         return " ".join(text.split())
+
+
+def bug_in(part: str, exc: Exception, path: str | Path, step: str, lost: str) -> UserError:
+    """The one-line error for a bug in expertise_kit's ``part`` that ``step`` met on input nobody foresaw."""
+    why = f"{type(exc).__name__}: {exc}"[:200]
+    hint = f"a bug in expertise_kit's {part}, please report it"
+    return UserError(f"{step} failed ({why}); {lost}", path=path, hint=hint)
 
 
 class LockTimeout(UserError):

@@ -703,6 +703,33 @@ def test_a_reader_that_fails_costs_only_its_own_transcript(
     assert [s["format"] for s in json.loads(result.stdout)["sessions"]] == ["claude-code"]
 
 
+def test_a_learner_that_fails_on_one_session_costs_only_that_session(
+    project: Path, run: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from expertise_kit.learning import learn
+
+    real = learn.extract
+
+    def broken_on_bad(session: Any, root: str) -> Any:
+        if session.source.name == "bad.jsonl":
+            raise IndexError("list index out of range")
+        return real(session, root)
+
+    monkeypatch.setattr(learn, "extract", broken_on_bad)
+    bad = shop_session().write(tmp_path / "bad.jsonl")
+    good = shop_session().write(tmp_path / "good.jsonl")
+    commits = git(project, "rev-list", "--count", "HEAD")
+    result = run("learn", "--json", str(bad), str(good))
+    assert result.exit_code == 1  # said, after the good transcript was learned
+    (error,) = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert error.startswith(f"expertise: error: {bad}: learning from session ")
+    assert "failed (IndexError: list index out of range); nothing learned from that session; a bug in" in error
+    assert "Traceback" not in result.stderr
+    report = json.loads(result.stdout)
+    assert len(report["sessions"]) == 1
+    assert int(git(project, "rev-list", "--count", "HEAD")) == int(commits) + 1  # the good session's lessons
+
+
 def test_a_test_failure_quoting_claude_codes_words_is_still_a_failure(tmp_path: Path) -> None:
     from builders import CWD, ClaudeSession
 

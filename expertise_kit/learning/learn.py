@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from expertise_kit.document.entries import is_learned, item_id, parse_item
-from expertise_kit.errors import UserError
+from expertise_kit.errors import UserError, bug_in
 from expertise_kit.fast.classify import Rules, classify, rules_from
 from expertise_kit.learning.extract import SANDBOX_SOLUTION, Extraction, Learning, extract, program_kind
 from expertise_kit.learning.held import HeldFailures
@@ -187,7 +187,12 @@ def learn_from(store: Store, paths: list[Path], *, fmt: str = "auto", dry_run: b
     held = HeldFailures(store.project)
     for session in iter_sessions(paths, fmt, report.errors):
         report.warnings.extend(session.warnings)
-        extraction = extract(session, str(store.project.root))
+        try:
+            extraction = extract(session, str(store.project.root))
+        except Exception as exc:  # as for a reader's bug: the other transcripts still count
+            step, lost = f"learning from session {session.id}", "nothing learned from that session"
+            report.errors.append(bug_in("learner", exc, session.source, step, lost))
+            continue
         report.extractions.append(extraction)
         modified = [f for learning in extraction.learnings for f in learning.files if learning.kind == "file"]
         asked = [session.task, *(p for p in session.prompts if p != session.task)][:3]

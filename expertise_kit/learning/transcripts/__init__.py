@@ -16,7 +16,7 @@ from importlib import import_module
 from pathlib import Path
 
 from expertise_kit import vocab
-from expertise_kit.errors import UserError
+from expertise_kit.errors import UserError, bug_in
 from expertise_kit.learning.transcripts.aider import AIDER_HISTORY, AIDER_STARTED
 from expertise_kit.learning.transcripts.codex import CODEX_TYPES
 from expertise_kit.learning.transcripts.cursor import cursor_record
@@ -145,9 +145,7 @@ def iter_sessions(paths: Iterable[Path], fmt: str, errors: list[UserError]) -> I
             continue
         except Exception as exc:  # a reader's bug on input nobody foresaw: the other transcripts still count
             shown = STDIN if str(path) == "-" else path
-            why = f"{type(exc).__name__}: {exc}"[:200]
-            hint = "a bug in expertise_kit's reader, please report it"
-            errors.append(UserError(f"reading it failed ({why}); nothing learned from it", path=shown, hint=hint))
+            errors.append(bug_in("reader", exc, shown, "reading it", "nothing learned from it"))
             continue
         # An aider history is one file for thousands of sessions: each file read is resolved once.
         seen.update(p.resolve() for p in {p for session in sessions for p in session.files_read})
