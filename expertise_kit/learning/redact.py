@@ -336,9 +336,9 @@ _LOGIN = "(?:" + "|".join(f"{program}(?<![\\w.-]{program}){sub}" for program, su
 _SCHEME = r"://(?<=[A-Za-z0-9]://)"
 
 
-def _in_command(*flags: str) -> Replace:
-    """Each of ``flags``' ``value`` in the rest of the command a program starts (the match's ``rest``)."""
-    found = re.compile("|".join(f"(?:{flag})" for flag in flags))
+def _in_command(flag: str) -> Replace:
+    """Each ``value`` of ``flag`` in the rest of the command a program starts (the match's ``rest``)."""
+    found = re.compile(flag)
 
     def replace(match: re.Match[str]) -> str | None:
         text, done = match.string, match.start()
@@ -352,6 +352,11 @@ def _in_command(*flags: str) -> Replace:
         return "".join([*pieces, text[done : match.end()]]) if pieces else None
 
     return replace
+
+
+def _short(letter: str, between: str, *, dash: bool = False) -> str:
+    """A password flag ``-LETTER``, then ``between``, then the value (one starting with ``-`` when ``dash``)."""
+    return f"-{letter}(?<=\\s-{letter}){between}(?P<value>{'' if dash else '(?!-)'}{_WORD})"
 
 
 # One argument of a command: words and quotes run together, a marker in it included (`pw"x"`, `[REDACTED:x]>y`).
@@ -399,6 +404,24 @@ def _htpasswd(match: re.Match[str]) -> str | None:
         pieces += (text[done : secret.start()], _marker(secret.group(0), "cli-password"))
         done = secret.end()
     return "".join([*pieces, text[done : match.end()]])
+
+
+# Programs that take a password in their arguments, and how to find it in the rest of their command. mysql
+# and friends take it glued to -p: `-p NAME` prompts, and names a database.
+_PROGRAMS: tuple[tuple[str, Replace], ...] = (
+    (_b("mysql") + "[a-z]*", _in_command(_short("p", ""))),
+    (_b("mariadb") + "(?:-[a-z]+)?", _in_command(_short("p", ""))),
+    (
+        _b("curl"),
+        _in_command(r"-(?<=\s-)(?:u|-user)(?:=|[ \t]*)['\"]?[^\s:'\"\[]*:(?P<value>(?:(?!\[REDACTED:)[^\s'\"])+)"),
+    ),
+    (_b("sshpass"), _in_command(_short("p", "[ \t]*", dash=True))),
+    (_LOGIN, _in_command(_short("p", "(?:=|[ \t]*)"))),
+    (_b("redis-cli"), _in_command(_short("a", "[ \t]+"))),
+    (_b("htpasswd"), _htpasswd),
+    (_b("sqlcmd"), _in_command(_short("P", "[ \t]*"))),
+    (_b("mongo") + "[a-z]*", _in_command(_short("p", "(?:=|[ \t]+)"))),
+)
 
 
 # --- secrets stated in prose: "log in with password hunter2staging", "the API key is 3f9a8b..." ----------
@@ -700,22 +723,7 @@ _TABLE: tuple[SecretKind, ...] = (
             _value("cli-password"),
         ),
         # A program's rule takes the rest of its command and redacts the flags' values in it.
-        # mysql and friends take the password glued to -p; `-p NAME` prompts, and names a database.
-        (_b("mysql") + r"[a-z]*" + _REST, _in_command(r"-p(?<=\s-p)(?P<value>(?!-)" + _WORD + ")")),
-        (_b("mariadb") + r"(?:-[a-z]+)?" + _REST, _in_command(r"-p(?<=\s-p)(?P<value>(?!-)" + _WORD + ")")),
-        (
-            _b("curl") + _REST,
-            _in_command(r"-(?<=\s-)(?:u|-user)(?:=|[ \t]*)['\"]?[^\s:'\"\[]*:(?P<value>(?:(?!\[REDACTED:)[^\s'\"])+)"),
-        ),
-        (_b("sshpass") + _REST, _in_command(r"-p(?<=\s-p)[ \t]*(?P<value>" + _WORD + ")")),
-        (
-            _LOGIN + _REST,
-            _in_command(r"-p(?<=\s-p)(?:=|[ \t]*)(?P<value>(?!-)" + _WORD + ")"),
-        ),
-        (_b("redis-cli") + _REST, _in_command(r"-a(?<=\s-a)[ \t]+(?P<value>(?!-)" + _WORD + ")")),
-        (_b("htpasswd") + _REST, _htpasswd),
-        (_b("sqlcmd") + _REST, _in_command(r"-P(?<=\s-P)[ \t]*(?P<value>(?!-)" + _WORD + ")")),
-        (_b("mongo") + r"[a-z]*" + _REST, _in_command(r"-p(?<=\s-p)(?:=|[ \t]+)(?P<value>(?!-)" + _WORD + ")")),
+        *((program + _REST, replace) for program, replace in _PROGRAMS),
         (
             r"-(?<![\w-]-)(?:src|dest)?(?:store|key)pass[ \t]+(?P<value>(?!-)" + _WORD + ")",
             _value("cli-password"),
