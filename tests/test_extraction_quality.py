@@ -684,6 +684,10 @@ def test_a_real_codex_series_learns_clean(project: Path, run: Cli) -> None:
         ("docker run -v/home/bob:/x", "docker run -v~:/x"),
         ("C:\\\\Users\\\\bob\\\\app", "~\\\\app"),  # JSON inside JSON
         ("\\\\wsl.localhost\\Ubuntu\\home\\bob\\app", "~\\app"),  # WSL seen from Windows
+        ("ls ~bob/app", "ls ~/app"),  # a shell's home of user bob
+        ("cd /home//bob/app", "cd ~/app"),
+        ("GET /open?path=%2Fhome%2Fbob%2Fapp", "GET /open?path=~%2Fapp"),  # URL-encoded
+        ("file%3A%2F%2F%2FUsers%2Fbob%2Fapp", "file%3A%2F%2F~%2Fapp"),
     ],
 )
 def test_home_directories_are_portable_and_name_no_user(text: str, portable: str) -> None:
@@ -694,7 +698,8 @@ def test_home_directories_are_portable_and_name_no_user(text: str, portable: str
 @pytest.mark.parametrize(
     "text",
     ["src/pages/home/index.tsx", "app/home/page.tsx", "src/components/Users/UserList.tsx",
-     "see https://example.com/Users/list", "Always keep the landing page under src/pages/home/"],
+     "see https://example.com/Users/list", "Always keep the landing page under src/pages/home/",
+     "git diff HEAD~1/x", "took ~5s", "~~struck/out~~", "src%2Fhome%2Findex.tsx"],
 )  # fmt: skip
 def test_a_home_or_users_folder_inside_the_project_is_no_home_directory(text: str) -> None:
     assert _portable(text, ()) == text
