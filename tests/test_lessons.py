@@ -250,6 +250,38 @@ def test_an_error_the_user_pasted_is_a_failure(project: Path, run: Cli, tmp_path
     assert failure["solution"].startswith("The problem is that the users table is never created")
 
 
+def _api_error(s: ClaudeSession, text: str, status: int, message: str = "") -> None:
+    """The record Claude Code writes when the model's API answers with an error, in CLI 2.1's shape."""
+    details = json.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+    extra = {"errorDetails": f"{status} {details}"} if message else {}
+    content = [{"type": "text", "text": text}]
+    s._record("assistant", {"role": "assistant", "model": "<synthetic>", "content": content},
+              isApiErrorMessage=True, apiErrorStatus=status, error="invalid_request", **extra)  # fmt: skip
+
+
+def test_a_pasted_prompt_over_the_models_limit_is_a_fact_kept_the_first_time(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    s = ClaudeSession(version="2.1.158")
+    s.prompt("why does clangd not find esp_chip_info? here is my compile_commands.json:\n" + "[{...}]\n" * 5000)
+    _api_error(s, "Prompt is too long", 400, "prompt is too long: 202340 tokens > 200000 maximum")
+    s.prompt("ok, then just look at build.clang/compile_commands.json yourself")
+    _api_error(s, "Prompt is too long", 400, "prompt is too long: 201000 tokens > 200000 maximum")
+    _api_error(s, "Please run /login · API Error: 401 Invalid authentication credentials", 401)
+    _api_error(s, "API Error: 529 Overloaded", 529)
+    _api_error(s, "API Error: 400 image exceeds 5 MB maximum: 7340032 bytes > 5242880 bytes", 400)
+    session = read_sessions(s.write(tmp_path / "a.jsonl"))[0]
+    calls = [(c.command, c.ok, c.error) for c in session.calls]
+    assert calls == [
+        ("claude", False, "prompt is too long: 202340 tokens > 200000 maximum (after a prompt of 40,074 characters)"),
+        ("claude", False, "API Error: 400 image exceeds 5 MB maximum: 7340032 bytes > 5242880 bytes"),
+    ]  # a context that filled up after a short prompt, a login and an overload teach nothing
+    assert not session.ended_well  # an API error is no answer
+    assert run("learn", str(tmp_path / "a.jsonl")).exit_code == 0
+    [entry] = [e for e in _entries(run, "general") if "too long" in e.get("error", "")]
+    assert entry["issue"] == "`claude`"
+
+
 _REJECTED = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
     "the new_string was NOT written to the file). To tell you how to proceed, the user said:\n{}"

@@ -34,11 +34,21 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 
 def _claude_counts(files: list[Path]) -> Counts:
+    """Tool uses with their results, and an API error saying the request was too large after a prompt of
+    20,000 characters or more (a pasted file): a failed call of `claude`."""
     uses: dict[str, dict[str, Any]] = {}
     results: dict[str, dict[str, Any]] = {}
+    too_large = 0
     for path in files:
+        prompt = 0
         for record in _records(path):
             message = record.get("message")
+            if record.get("type") == "user" and isinstance(message, dict) and not record.get("isCompactSummary"):
+                if isinstance(message.get("content"), str):
+                    prompt = len(message["content"])
+            if record.get("isApiErrorMessage") and "too long" in json.dumps(record) and prompt >= 20_000:
+                too_large += 1
+                continue
             if not isinstance(message, dict) or not isinstance(message.get("content"), list):
                 continue
             for block in message["content"]:
@@ -56,7 +66,7 @@ def _claude_counts(files: list[Path]) -> Counts:
             failures += 1
         elif use["name"] in EDIT_TARGET:
             edited.add(use["input"][EDIT_TARGET[use["name"]]])
-    return len(uses), edited, failures
+    return len(uses) + too_large, edited, failures + too_large
 
 
 def _codex_failed(output: str) -> bool:
@@ -198,7 +208,8 @@ CAT_VENT = f"{MAX}/-root-nand2tetris-volumn-projects-esp32-cat-vent"
     [
         ("67fded5a-e96e-4bdc-b68a-f3d175a61b76.jsonl", 121, 1),
         # After an interrupt the user typed "model", then replaced it with the real request: one rewind.
-        ("07aae638-ddcc-4bc0-b041-541fd9a5a666.jsonl", 14, 2),
+        # Its 14 tool calls, and a 15th: the API's "prompt is too long" after a 2.6 MB paste.
+        ("07aae638-ddcc-4bc0-b041-541fd9a5a666.jsonl", 15, 2),
     ],
 )
 def test_a_2_1_session_is_one_thread_not_fragments(name: str, calls: int, branches: int) -> None:

@@ -81,6 +81,34 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+# The model's API turned a request down as too large: what the session sent (a pasted file, an image) is over a
+# limit the next session meets too. Its other errors (a login, an overload, a rate limit) are the CLI's own
+# weather, and none is the agent's words.
+_TOO_LARGE = re.compile(
+    r"prompt is too long|request too large|image (?:exceeds|is too large)|too many (?:tokens|images)", re.I
+)
+_IMAGE = re.compile(r"\bimages?\b", re.I)
+_LARGE_PROMPT = 20_000  # characters: a prompt this long was pasted, not typed
+
+
+def _api_limit(record: dict[str, Any], content: list[Any], prompt: int, thread: str, stamp: str) -> ToolCall | None:
+    """A failed call of ``claude`` for an API error that says the request was too large, else None; ``prompt``
+    is the length of the prompt before it."""
+    text = " ".join(str(b.get("text") or "") for b in content if isinstance(b, dict)).strip()
+    details = record.get("errorDetails")
+    detail = re.search(r'"message"\s*:\s*"([^"]+)"', details) if isinstance(details, str) else None
+    error = text
+    if detail:  # "prompt is too long: 202340 tokens > 200000 maximum", where the text says only the first part
+        error = detail.group(1) if text.lower() in detail.group(1).lower() else f"{text}: {detail.group(1)}"
+    if not _TOO_LARGE.search(error) or not _IMAGE.search(error) and prompt < _LARGE_PROMPT:
+        return None  # a context that filled up over a session: the CLI compacts it, nothing to remember
+    if prompt >= _LARGE_PROMPT:
+        error += f" (after a prompt of {prompt:,} characters)"
+    call = tool_call(f"api-error-{record.get('uuid')}", "Bash", {"command": "claude"}, thread, stamp)
+    call.ok, call.error = False, error[:MAX_ERROR_CHARS]
+    return call
+
+
 def _call_from(block: dict[str, Any], thread: str, timestamp: str) -> ToolCall:
     params = block.get("input")
     return tool_call(str(block.get("id") or ""), str(block.get("name") or "?"), params, thread, timestamp)
@@ -170,6 +198,7 @@ class _Reader:
         self.cwd: str | None = None
         self.first = ""
         self.last = ""
+        self.prompt_chars = 0  # the length of the latest prompt, as the user sent it
 
     def feed(self, record: dict[str, Any], thread_hint: str | None, report: LineReport) -> None:
         uuid = record.get("uuid")
@@ -232,6 +261,10 @@ class _Reader:
                         self._user_text(position, block["text"], record)
             elif isinstance(content, str):
                 self._user_text(position, content, record)
+        elif kind == "assistant" and isinstance(content, list) and record.get("isApiErrorMessage"):
+            call = _api_limit(record, content, self.prompt_chars, thread_hint or "", stamp)
+            if call is not None:
+                self.calls_at.setdefault(position, []).append(call)
         elif kind == "assistant" and isinstance(content, list):
             for block in content:
                 if not isinstance(block, dict):
@@ -271,6 +304,7 @@ class _Reader:
             return
         task = task_text(text)
         if task:
+            self.prompt_chars = len(text)
             self.prompt_at.setdefault(position, task)
         elif position not in self.prompt_at:
             self.flags[position] |= _ASIDE
