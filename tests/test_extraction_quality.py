@@ -688,6 +688,10 @@ def test_a_real_codex_series_learns_clean(project: Path, run: Cli) -> None:
         ("cd /home//bob/app", "cd ~/app"),
         ("GET /open?path=%2Fhome%2Fbob%2Fapp", "GET /open?path=~%2Fapp"),  # URL-encoded
         ("file%3A%2F%2F%2FUsers%2Fbob%2Fapp", "file%3A%2F%2F~%2Fapp"),
+        ("fatal: empty ident name (for <bob@DESKTOP-X1.localdomain>) not allowed",
+         "fatal: empty ident name (for <<user>@<host>>) not allowed"),  # git's made-up identity
+        ("unable to auto-detect email address (got 'bob@bob-laptop.(none)')",
+         "unable to auto-detect email address (got '<user>@<host>')"),
     ],
 )
 def test_home_directories_are_portable_and_name_no_user(text: str, portable: str) -> None:
@@ -699,7 +703,8 @@ def test_home_directories_are_portable_and_name_no_user(text: str, portable: str
     "text",
     ["src/pages/home/index.tsx", "app/home/page.tsx", "src/components/Users/UserList.tsx",
      "see https://example.com/Users/list", "Always keep the landing page under src/pages/home/",
-     "git diff HEAD~1/x", "took ~5s", "~~struck/out~~", "src%2Fhome%2Findex.tsx"],
+     "git diff HEAD~1/x", "took ~5s", "~~struck/out~~", "src%2Fhome%2Findex.tsx", "ssh pi@raspberrypi.local",
+     "git clone git@github.com:acme/shop.git"],
 )  # fmt: skip
 def test_a_home_or_users_folder_inside_the_project_is_no_home_directory(text: str) -> None:
     assert _portable(text, ()) == text

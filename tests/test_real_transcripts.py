@@ -43,9 +43,9 @@ def _claude_counts(files: list[Path]) -> Counts:
         prompt = 0
         for record in _records(path):
             message = record.get("message")
-            if record.get("type") == "user" and isinstance(message, dict) and not record.get("isCompactSummary"):
-                if isinstance(message.get("content"), str):
-                    prompt = len(message["content"])
+            typed = isinstance(message, dict) and isinstance(message.get("content"), str)
+            if record.get("type") == "user" and typed and not record.get("isCompactSummary"):
+                prompt = len(message["content"])
             if record.get("isApiErrorMessage") and "too long" in json.dumps(record) and prompt >= 20_000:
                 too_large += 1
                 continue

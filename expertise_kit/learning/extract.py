@@ -146,6 +146,11 @@ _HOME = re.compile(
 )
 
 
+# An identity git made up from this machine's login and host name (`bob@bob-laptop.(none)`, `bob@DESKTOP-X1.localdomain`
+# in "empty ident name" and "unable to auto-detect email address"): a user's name, and no teammate's address.
+_MACHINE_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.(?:localdomain\b|\(none\))")
+
+
 def _home(found: re.Match[str]) -> str:
     """``~``, except at the start of a quoted string: no shell, JSON or config reader expands a quoted ``~``,
     so a value written there would be wrong; ``<home>`` says a home directory goes there."""
@@ -160,11 +165,13 @@ def _base_pattern(base: str) -> re.Pattern[str]:
 
 
 def _portable(text: str, bases: tuple[str, ...]) -> str:
-    """Project paths made relative and home directories made ``~``: portable, and no user names leak."""
+    """Project paths made relative, home directories made ``~`` and this machine's made-up git identity
+    ``<user>@<host>``: portable, and no user names leak."""
     for base in bases:
         if base and base != "/" and base in text:
             text = _base_pattern(base).sub(lambda found: "" if found[0].endswith("/") else ".", text)
-    return _HOME.sub(_home, text)
+    text = _HOME.sub(_home, text)
+    return _MACHINE_ADDRESS.sub("<user>@<host>", text) if "@" in text else text
 
 
 def _cut(text: str, limit: int) -> str:
