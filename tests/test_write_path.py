@@ -252,3 +252,23 @@ def test_a_commit_git_takes_off_the_branch_is_made_again_not_reported_done(
     assert result.commit is not None and result.commit.sha and len(calls) == 2
     assert result.commit.sha == git(project, "rev-parse", "HEAD").strip()
     assert "Survives the reset" in git(project, "show", "HEAD:.expertise/api.yaml")
+
+
+def test_a_revision_naming_more_ids_than_one_argument_holds_is_committed_whole(project: Path) -> None:
+    """A prune of thousands of hand-pasted entries names each in its `Removed` trailer: over the 128 KiB an
+    argument may hold on Linux. The message goes to git on standard input, so the commit is made, not
+    deferred as if git were missing."""
+    from expertise_kit.project import find_project
+    from expertise_kit.versioning.commit import Revision, commit_revision
+
+    domain_file = project / ".expertise" / "api.yaml"
+    domain_file.write_text(domain_file.read_text() + "# pruned by hand\n")
+    removed = [f"{i:012x} patterns: pasted note {i}" for i in range(12_000)]
+    revision = Revision(["api"], "pruned", "expertise(api): prune 12000 entries", [".expertise/api.yaml"],
+                        removed=removed)  # fmt: skip
+    outcome = commit_revision(find_project(project), revision)
+    assert outcome.sha and not outcome.deferred
+    message = git(project, "log", "-1", "--format=%B")
+    assert len(message.encode()) > 128 * 1024
+    assert message.strip().splitlines()[-1] == "Expertise-Removed: " + " ".join(f"{i:012x}" for i in range(12_000))
+    assert not (project / ".git" / "expertise-pending.jsonl").exists()

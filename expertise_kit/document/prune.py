@@ -8,6 +8,7 @@ entry; hand-written entries only when nothing learned is left.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
 
@@ -148,30 +149,23 @@ def prune_to_cap(
     lines = count_lines(text)
     planned, edits = list(edits), list(edits)  # a new entry's candidate names its edit by its place in planned
     pruned: list[PrunedEntry] = []
-    queue = victim_order(candidates)
+    queue = deque(victim_order(candidates))
     # Line counts are exact for block lists; a re-count after each batch catches the rest.
     while lines > cap and queue:
         excess = lines - cap
         batch: list[Candidate] = []
         while queue and excess > 0:
-            victim = queue.pop(0)
+            victim = queue.popleft()
             batch.append(victim)
             excess -= victim.lines
-        for victim in batch:
-            if victim.index is None:  # by the edit itself: two new entries may be equal, even one object
-                edits = [e for e in edits if e is not planned[victim.append_order]]
-            else:
-                at = (victim.section, victim.index)
-                edits = [e for e in edits if not (isinstance(e, Replace) and (e.section, e.index) == at)]
-                edits.append(Remove(victim.section, victim.index))
-            pruned.append(
-                PrunedEntry(
-                    victim.section,
-                    victim.facts.text,
-                    victim.facts.learned,
-                    victim.facts.id,
-                )
-            )
+        # A new entry is dropped by its edit (two may be equal, even one object); a stored one is removed, and
+        # a replacement of it dropped. One pass for the batch: pruning thousands stays linear.
+        new = {id(planned[v.append_order]) for v in batch if v.index is None}
+        stored = [v for v in batch if v.index is not None]
+        at = {(v.section, v.index) for v in stored}
+        edits = [e for e in edits if id(e) not in new and not (isinstance(e, Replace) and (e.section, e.index) in at)]
+        edits += [Remove(v.section, v.index) for v in stored]
+        pruned += [PrunedEntry(v.section, v.facts.text, v.facts.learned, v.facts.id) for v in batch]
         text = apply(edits)
         lines = count_lines(text)
     return edits, pruned, text

@@ -268,16 +268,16 @@ def _commit(project: Project, revision: Revision, pending: list[Revision]) -> st
         if identity is None:
             raise GitError(["commit"], 1, "", "git has no user identity (user.name and user.email)")
         args.append(f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>")
-    args += ["-m", _message(revision, pending)]
-    return _commit_only(project.git, toplevel, args, pathspecs)
+    return _commit_only(project.git, toplevel, args, pathspecs, _message(revision, pending))
 
 
-def _commit_only(git: GitLocation, toplevel: Path, args: list[str], pathspecs: list[str]) -> str:
-    """``git commit --only`` of ``pathspecs``, retried while another git holds index.lock: the new commit's
-    sha, or "" when there was nothing to commit. Paths git doesn't know yet are staged first, since
-    ``--only`` takes only known paths."""
+def _commit_only(git: GitLocation, toplevel: Path, args: list[str], pathspecs: list[str], message: str) -> str:
+    """``git commit --only`` of ``pathspecs`` with ``message`` (given on standard input: a prune's list of
+    removed ids can pass what an argument may hold), retried while another git holds index.lock: the new
+    commit's sha, or "" when there was nothing to commit. Paths git doesn't know yet are staged first,
+    since ``--only`` takes only known paths."""
     for attempt in range(_INDEX_LOCK_RETRIES + 1):
-        result = run_git(toplevel, [*args, "--", *pathspecs], check=False)
+        result = run_git(toplevel, [*args, "-F", "-", "--", *pathspecs], check=False, stdin=message)
         if result.status == 0:
             # A commit always leaves a loose ref behind; reading it saves a second git process.
             return head_sha(git) or str(run_git(toplevel, ["rev-parse", "HEAD"]).stdout.strip())
@@ -324,10 +324,14 @@ def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
         record_pending(project, revision, exc.stderr.strip().splitlines()[0] if exc.stderr.strip() else str(exc))
         hint = f"{advice or 'fix that'}, then run `expertise history --sync`"
         return CommitOutcome(deferred=message, hint=hint)
-    except (GitMissing, OSError):  # no git to run: the file is written, the revision waits for git
+    except GitMissing:  # no git to run: the file is written, the revision waits for git
         reason = "git is not available"
         record_pending(project, revision, reason)
         return CommitOutcome(deferred=reason, hint="install git, then run `expertise history --sync`")
+    except OSError as exc:  # git could not be started (out of memory or processes): the revision waits
+        reason = f"git could not be started: {exc.strerror or exc}"
+        record_pending(project, revision, reason)
+        return CommitOutcome(deferred=reason, hint="run `expertise history --sync` when that is fixed")
     _clear_pending(project)
     return CommitOutcome(sha=sha or None, synced=len(pending))
 
@@ -352,6 +356,10 @@ def sync_pending(project: Project) -> CommitOutcome:
         sha = _commit(project, summary, pending)
     except GitError as exc:
         return CommitOutcome(deferred=str(exc), hint="fix that, then sync again")
+    except GitMissing as exc:
+        return CommitOutcome(deferred=exc.message, hint=exc.hint or "")
+    except OSError as exc:
+        return CommitOutcome(deferred=f"git could not be started: {exc.strerror or exc}", hint="sync again then")
     _clear_pending(project)
     return CommitOutcome(sha=sha or None, synced=len(pending))
 
@@ -395,5 +403,5 @@ def commit_exported(project: Project, paths: list[str], subject: str, trailers: 
     message = _one_line(subject) + "\n\n"
     message += "".join(f"{TRAILER_PREFIX}{key}: {trailer_value(value)}\n" for key, value in trailers.items())
     args = ["commit", "--only", "--no-verify", "--no-edit", "--quiet", "--cleanup=verbatim"]
-    args += [f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>", "-m", message]
-    return CommitOutcome(sha=_commit_only(project.git, toplevel, args, present) or None)
+    args.append(f"--author=expertise_kit (on behalf of {identity[0]}) <{identity[1]}>")
+    return CommitOutcome(sha=_commit_only(project.git, toplevel, args, present, message) or None)

@@ -159,15 +159,18 @@ def run_git(
     *,
     env: dict[str, str] | None = None,
     check: bool = True,
+    stdin: str | None = None,
 ) -> GitResult:
     """One git command in ``where`` (a work tree, or an open Repo's), as a plain process: GitPython takes
-    longer to import than a learn takes to commit, and only reading history needs its object model."""
+    longer to import than a learn takes to commit, and only reading history needs its object model.
+    ``stdin`` is what git reads on its standard input (a commit message: no argument list limits it)."""
     cwd = where if isinstance(where, Path) else Path(str(where.working_dir))
     inherited = {key: value for key, value in os.environ.items() if key not in _PINNING}
+    fed = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin.encode("utf-8", "surrogateescape")}
     try:
         done = subprocess.run(
             ["git", *SAFE_CONFIG, *args], cwd=cwd, env={**inherited, "LANGUAGE": "C", **_environment(env)},
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=False,
+            capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=False, **fed,  # type: ignore[call-overload]
         )  # fmt: skip
         stdout, stderr = (part.decode("utf-8", "surrogateescape") for part in (done.stdout, done.stderr))
         result = GitResult(done.returncode, stdout, stderr.removesuffix("\n"))
