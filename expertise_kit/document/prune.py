@@ -161,10 +161,10 @@ def prune_to_cap(
         # A new entry is dropped by its edit (two may be equal, even one object); a stored one is removed, and
         # a replacement of it dropped. One pass for the batch: pruning thousands stays linear.
         new = {id(planned[v.append_order]) for v in batch if v.index is None}
-        stored = [v for v in batch if v.index is not None]
-        at = {(v.section, v.index) for v in stored}
+        stored = [(v.section, v.index) for v in batch if v.index is not None]
+        at = set(stored)
         edits = [e for e in edits if id(e) not in new and not (isinstance(e, Replace) and (e.section, e.index) in at)]
-        edits += [Remove(v.section, v.index) for v in stored]
+        edits += [Remove(section, index) for section, index in stored]
         pruned += [PrunedEntry(v.section, v.facts.text, v.facts.learned, v.facts.id) for v in batch]
         text = apply(edits)
         lines = count_lines(text)

@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from expertise_kit.errors import UserError
 
@@ -166,11 +166,13 @@ def run_git(
     ``stdin`` is what git reads on its standard input (a commit message: no argument list limits it)."""
     cwd = where if isinstance(where, Path) else Path(str(where.working_dir))
     inherited = {key: value for key, value in os.environ.items() if key not in _PINNING}
-    fed = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin.encode("utf-8", "surrogateescape")}
+    fed: dict[str, Any] = {"stdin": subprocess.DEVNULL}
+    if stdin is not None:
+        fed = {"input": stdin.encode("utf-8", "surrogateescape")}
     try:
         done = subprocess.run(
             ["git", *SAFE_CONFIG, *args], cwd=cwd, env={**inherited, "LANGUAGE": "C", **_environment(env)},
-            capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=False, **fed,  # type: ignore[call-overload]
+            capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=False, **fed,
         )  # fmt: skip
         stdout, stderr = (part.decode("utf-8", "surrogateescape") for part in (done.stdout, done.stderr))
         result = GitResult(done.returncode, stdout, stderr.removesuffix("\n"))
