@@ -451,6 +451,37 @@ def test_a_fifo_for_a_transcript_is_refused_without_opening_it(project: Path, tm
     assert pending(_expertise(project)) == []
 
 
+def test_a_transcript_made_a_fifo_after_it_was_queued_is_set_aside_and_the_queue_goes_on(
+    project: Path, tmp_path: Path
+) -> None:
+    """The post hook refuses a FIFO, but the path may become one before the learner gets to it: read, it
+    would block the learner, and with it every later session, for ever."""
+    from expertise_kit.learning.background import drain
+
+    swapped = tmp_path / "swapped.jsonl"
+    swapped.write_text("{}\n")
+    enqueue(_expertise(project), "claude-code", {"session_id": "f6f6-1"}, str(swapped))
+    swapped.unlink()
+    os.mkfifo(swapped)  # nobody will ever write to it
+    good = shop_session().write(tmp_path / "good.jsonl")
+    enqueue(_expertise(project), "claude-code", {"session_id": "f6f6-2"}, str(good))
+    head = git(project, "rev-parse", "HEAD")
+    assert drain(_expertise(project), nice=False) == 1  # returned: the good session learned, the FIFO not read
+    (aside,) = failed(_expertise(project))
+    assert "not a regular file" in json.loads(Path(aside).read_text())["error"]
+    assert pending(_expertise(project)) == [] and git(project, "rev-parse", "HEAD") != head
+
+
+def test_learn_reads_a_fifo_nobody_writes_to_as_empty_instead_of_waiting(project: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "t.jsonl"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [sys.executable, "-m", "expertise_kit", "learn", str(fifo)], cwd=project, capture_output=True, text=True,
+        timeout=60,  # a hang fails here
+    )  # fmt: skip
+    assert done.returncode == 0 and "empty transcript, nothing to learn" in done.stderr
+
+
 def test_doctor_says_whether_this_clone_has_the_merge_driver(project: Path, run: Cli, on_path: None) -> None:
     """Git config does not travel with a clone: `init` registers the driver; doctor says when it is not."""
     install_hooks(project, "claude-code")

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -169,12 +170,12 @@ def _wait_for_transcript(path: str, settle: float = SETTLE_SECONDS, limit: float
     still_since = time.monotonic()
     while time.monotonic() < deadline:
         try:
-            stat = os.stat(path)
+            info = os.stat(path)
         except OSError:
             return
-        if time.time() - stat.st_mtime >= settle:
+        if time.time() - info.st_mtime >= settle:
             return
-        now = (stat.st_size, stat.st_mtime_ns)
+        now = (info.st_size, info.st_mtime_ns)
         if now != last:
             last, still_since = now, time.monotonic()
         elif time.monotonic() - still_since >= settle:
@@ -207,6 +208,10 @@ def _set_aside(expertise_dir: str, path: str, job: dict[str, Any] | None, error:
         os.unlink(path)
 
 
+class NotARegularFile(OSError):
+    """A queued transcript that is no file on disk any more: set aside at once, as a gone one is."""
+
+
 def learn_job(expertise_dir: str, job: dict[str, Any]) -> str:
     """Learn one queued session; the outcome as one line. Raises on failure."""
     from expertise_kit.learning.learn import learn_from
@@ -218,6 +223,8 @@ def learn_job(expertise_dir: str, job: dict[str, Any]) -> str:
     if not os.path.exists(transcript):
         raise FileNotFoundError(f"{transcript}: the transcript is gone")
     _wait_for_transcript(transcript)
+    if not stat.S_ISREG(os.stat(transcript).st_mode):  # made a FIFO since it was queued: reading could block
+        raise NotARegularFile(f"{transcript}: not a regular file (a FIFO or a device) any more; not read")
     store = Store(find_project(Path(os.path.dirname(expertise_dir))))
     report = learn_from(store, [Path(transcript)])
     if report.errors and not report.sessions:
@@ -284,7 +291,7 @@ def _work(expertise_dir: str, tried: set[tuple[str, int]]) -> int:
             _log(expertise_dir, f"failed: {job['transcript']}: {error}")
             job["attempts"] = int(job.get("attempts") or 0) + 1
             with contextlib.suppress(OSError):
-                if job["attempts"] >= MAX_ATTEMPTS or isinstance(exc, FileNotFoundError):
+                if job["attempts"] >= MAX_ATTEMPTS or isinstance(exc, (FileNotFoundError, NotARegularFile)):
                     _set_aside(expertise_dir, path, job, error)
                 elif _mtime(path) == stamp:
                     _rewrite(path, job, stamp)
