@@ -159,6 +159,12 @@ def add_entry(
     if (error or solution) and key != "learned_from_failures":
         raise UserError("error and solution only apply to learned_from_failures", hint="leave them out")
     text, error, solution, redacted = scrub_entry(text, error, solution)
+    if session is not None:  # the agent's, for the team: no path of this machine, as the learner keeps none
+        from expertise_kit.learning.extract import portable
+
+        root = str(store.project.root)
+        text = portable(text, root)
+        error, solution = (None if v is None else portable(v, root) for v in (error, solution))
     item = manual_item(key, text, error=error, solution=solution)
     if session is None:
         return store.add_items(domain, [(key, item)]), redacted

@@ -376,6 +376,26 @@ def test_the_agents_lesson_is_recorded_with_its_session(reflecting: Path, run: C
     assert "written by agents: 1 entries in the store (1 revisions)" in stats.output
 
 
+def test_the_agents_lesson_names_no_path_of_this_machine(reflecting: Path, run: Cli) -> None:
+    """The agent writes for the team: its lesson is made portable as the learner's are; a hand-written
+    entry (no session) is left as its user typed it."""
+    done = run(
+        "add", "testing", "learned_from_failures", f"Tests from {reflecting}/shop",
+        "--error", "ModuleNotFoundError: No module named 'shop' (in /home/alice/.venv)",
+        "--solution", f"Run pytest from {reflecting} with PYTHONPATH=.; not C:\\Users\\bob\\venv", "--session", SESSION,
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    entry = _entries(run, "testing")[0]
+    assert (entry["issue"], entry["error"], entry["solution"]) == (
+        "Tests from shop", "ModuleNotFoundError: No module named 'shop' (in ~/.venv)",
+        "Run pytest from . with PYTHONPATH=.; not ~\\venv",
+    )  # fmt: skip
+    committed = git(reflecting, "show", "HEAD:.expertise/testing.yaml") + git(reflecting, "log", "-1", "--format=%B")
+    assert "alice" not in committed and "bob" not in committed and str(reflecting) not in committed
+    assert run("add", "general", "patterns", "My venv is /home/alice/.venv").exit_code == 0
+    assert _entries(run, "general")[0]["text"] == "My venv is /home/alice/.venv"
+
+
 def test_a_failure_met_again_and_fixed_another_way_takes_the_newer_fix(project: Path, run: Cli) -> None:
     later = "5e55104e-1d2c-4b1a-9f00-000000000002"
     error = "/bin/bash: line 1: python: command not found"

@@ -40,7 +40,7 @@ from expertise_kit.learning.transcripts.tools import changed_lines
 
 __all__ = [
     "Learning", "Rejected", "Extraction", "extract", "pick_error", "program_kind", "ISSUE_CHARS", "ERROR_CHARS",
-    "TEXT_CHARS", "SANDBOX_SOLUTION",
+    "TEXT_CHARS", "SANDBOX_SOLUTION", "portable",
 ]  # fmt: skip
 
 ISSUE_CHARS = 100  # a one-line summary: what was being done
@@ -172,6 +172,12 @@ def _portable(text: str, bases: tuple[str, ...]) -> str:
             text = _base_pattern(base).sub(lambda found: "" if found[0].endswith("/") else ".", text)
     text = _HOME.sub(_home, text)
     return _MACHINE_ADDRESS.sub("<user>@<host>", text) if "@" in text else text
+
+
+def portable(text: str, root: str) -> str:
+    """``text`` with paths under the project ``root`` made relative and home directories made ``~``: what
+    the learner does to what it keeps, for a lesson the agent wrote itself."""
+    return _portable(text, (root.rstrip("/"),))
 
 
 def _cut(text: str, limit: int) -> str:
