@@ -532,6 +532,28 @@ def test_a_settings_symlink_stays_a_symlink(project: Path, run: Cli, tmp_path: P
     assert link.is_symlink() and json.loads(target.read_text()) == {"theme": "dark"}
 
 
+def test_a_committed_settings_symlink_out_of_the_repository_is_not_written_through(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    """A clone that brings `.claude/settings.json` as a link to `~/.claude/settings.json` must not get our
+    hooks into the user's settings for every project; the user's own, uncommitted link still does."""
+    target = tmp_path / "global-settings.json"
+    target.write_text('{"model": "opus"}\n')
+    link = project / SETTINGS
+    link.parent.mkdir()
+    link.symlink_to(target)
+    git(project, "add", str(link))
+    git(project, "commit", "-q", "-m", "settings")
+    result = _install(run)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"expertise: error: {link}: is a symlink committed to the repository that leads outside it "
+        f"(to {target.resolve()}); hooks are installed only inside the repository: replace the link with a file; "
+        "nothing was changed"
+    )
+    assert target.read_text() == '{"model": "opus"}\n' and link.is_symlink()
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     python=st.text(min_size=1, max_size=60).filter(lambda s: "\x00" not in s),

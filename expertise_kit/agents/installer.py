@@ -70,8 +70,28 @@ def _read(path: Path, *, comments: bool = False) -> Settings:
     return read_settings(path, comments=comments)
 
 
-def _write(settings: Settings) -> None:
+def _write(settings: Settings, root: Path) -> None:
+    """Written in place, through a symlink too (a settings file linked from one's dotfiles stays linked),
+    but not through one the repository brought that leads out of it: a clone must not edit a file of the
+    user's elsewhere (their agent's settings for every project)."""
+    path = settings.path
+    if path.is_symlink() and not path.resolve().is_relative_to(root.resolve()) and _tracked(root, path):
+        raise UserError(
+            f"is a symlink committed to the repository that leads outside it (to {path.resolve()})",
+            path=path,
+            hint="hooks are installed only inside the repository: replace the link with a file; nothing was changed",
+        )
     write_settings(settings)
+
+
+def _tracked(root: Path, path: Path) -> bool:
+    from expertise_kit.versioning.git import GitMissing, run_git
+
+    try:
+        listed = run_git(root, ["ls-files", "--", str(path.relative_to(root))], check=False)
+    except (GitMissing, ValueError):
+        return False
+    return listed.status == 0 and bool(listed.stdout.strip())
 
 
 def ours(hook: Any) -> str | None:
@@ -169,7 +189,7 @@ def install_hooks(root: Path, agent: str, *, reflect: bool = False) -> InstallRe
     wanted = _wanted(agent, spec, reflect)
     changed = _merge(path, hooks, wanted, spec)
     if changed:
-        _write(settings)
+        _write(settings, root)
     return InstallResult(path, changed, [event for event, _, _ in wanted])
 
 
@@ -219,7 +239,7 @@ def uninstall_hooks(root: Path, agent: str) -> InstallResult:
         return InstallResult(path, False, [])
     if not hooks:
         del data["hooks"]
-    _write(settings)
+    _write(settings, root)
     return InstallResult(path, True, removed)
 
 

@@ -103,7 +103,7 @@ def install_mcp(root: Path, agent: str) -> InstallResult:
     if our_server(servers.get(SERVER_NAME)):
         return InstallResult(path, False, [SERVER_NAME])
     servers[SERVER_NAME] = {"command": PROGRAM, "args": ["mcp"]}
-    _write(settings)
+    _write(settings, root)
     return InstallResult(path, True, [SERVER_NAME])
 
 
@@ -123,5 +123,5 @@ def uninstall_mcp(root: Path, agent: str) -> InstallResult:
     del servers[SERVER_NAME]
     if not servers:
         del data["mcpServers"]
-    _write(settings)
+    _write(settings, root)
     return InstallResult(path, True, [SERVER_NAME])
