@@ -84,6 +84,7 @@ def test_bad_file_is_refused_and_untouched(project: Path, run: Cli, case: str, c
         ("CON", "reserved device name on Windows"),
         ("con", "reserved device name on Windows"),
         ("lpt1", "reserved device name on Windows"),
+        ("config", "domain name 'config' is taken by .expertise/config.yaml"),
         ("", "domain name is empty"),
         ("data base", "not a plain identifier"),
         ("Database", "not a plain identifier"),
@@ -103,7 +104,7 @@ def test_hostile_domain_names_on_the_command_line(project: Path, run: Cli, name:
     assert not (project / "x.yaml").exists()
 
 
-@pytest.mark.parametrize("name", ["../x", "CON", "''", "'data base'", "'a/b'"])
+@pytest.mark.parametrize("name", ["../x", "CON", "config", "''", "'data base'", "'a/b'"])
 def test_hostile_domain_names_in_config(project: Path, run: Cli, name: str) -> None:
     config = project / ".expertise" / "config.yaml"
     config.write_text(f"line_cap: 1000\ndomains:\n  {name}:\n    keywords: [x]\n")

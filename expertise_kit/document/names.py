@@ -25,6 +25,8 @@ def validate_domain_name(name: str, *, source: str | None = None) -> str:
         raise UserError("domain name is empty", path=source, hint=hint)
     if name.lower() in _WINDOWS_RESERVED:
         raise UserError(f"domain name {shown} is a reserved device name on Windows", path=source, hint=hint)
+    if name == "config":  # its file would be .expertise/config.yaml, the project's settings
+        raise UserError("domain name 'config' is taken by .expertise/config.yaml", path=source, hint=hint)
     if not _DOMAIN_RE.fullmatch(name):
         raise UserError(f"domain name {shown} is not a plain identifier", path=source, hint=hint)
     return name
