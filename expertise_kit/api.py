@@ -235,7 +235,8 @@ class Expertise:
             try:
                 doc = store.load(name)
             except UserError as exc:
-                row.update(status="missing" if isinstance(exc, FileMissing) else "error", error=exc.one_line())
+                status = "missing" if isinstance(exc, FileMissing) else "error"
+                row.update(status=status, error=exc.one_line(store.project.root))
             else:
                 row.update(lines=doc.line_count, entries=doc.entry_count)
             rows.append(row)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,10 +45,14 @@ class UserError(ExpertiseError):
         self.hint = hint
         super().__init__(self.one_line())
 
-    def one_line(self) -> str:
+    def one_line(self, root: str | Path | None = None) -> str:
+        """The error as one line; a path under ``root`` shown relative to it (output that may be shared)."""
         where = ""
         if self.path is not None:
-            where = self.path if self.line is None else f"{self.path}:{self.line}"
+            path = self.path
+            if root is not None and path.startswith(f"{root}{os.sep}"):
+                path = path[len(str(root)) + 1 :]
+            where = path if self.line is None else f"{path}:{self.line}"
             where += ": "
         text = f"{where}{self.message}"
         if self.hint:

@@ -164,8 +164,11 @@ def test_a_broken_domain_file_is_named_and_the_rest_shown(project: Path, run: Cl
     assert line.startswith("expertise: error: ") and ".expertise/api.yaml:" in line
     page = out.read_text()
     assert_inert(page)
-    assert "Files that could not be read" in page and ".expertise/api.yaml:" in page
+    assert "Files that could not be read" in page and "<code>.expertise/api.yaml:3: " in page
+    assert str(project) not in page  # a page to share names no path of this machine
     assert '<span class="name">database</span><svg' in page and '<span class="bad">error</span>' in page
+    [row] = [r for r in json.loads(run("list", "--json").stdout) if r["domain"] == "api"]
+    assert row["error"].startswith(".expertise/api.yaml:3: ")
 
 
 def test_a_project_outside_git(tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ class ReportData:
     stale: list[EntrySummary]
     stale_count: int
     errors: list[UserError] = field(default_factory=list)
+    root: str = ""  # the work tree: the page names paths under it relative to it, as a shared page should
 
 
 def _section_lines(view: DomainView) -> dict[str, int]:
@@ -162,7 +163,7 @@ def collect_report(store: Store) -> ReportData:
         else:
             error = failed[name]
             status = "missing" if isinstance(error, FileMissing) else "error"
-            domains.append(DomainSummary(name, relative, status, error=error.one_line()))
+            domains.append(DomainSummary(name, relative, status, error=error.one_line(project.root)))
     now = clock.now()
     unit, learnings = learning_buckets(stats["learnings_per_day"], now.date())
     stale = [entry for entry in flagged if entry.stale]
@@ -185,4 +186,5 @@ def collect_report(store: Store) -> ReportData:
         stale=stale[:MAX_STALE],
         stale_count=len(stale),
         errors=[failed[name] for name in store.config.domain_names if name in failed],
+        root=str(project.root),
     )

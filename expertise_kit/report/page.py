@@ -108,7 +108,8 @@ def _summary(data: ReportData) -> str:
 def _problems(data: ReportData) -> str:
     notes = []
     if data.errors:
-        items = "".join(f"<li><code>{_text(error.one_line(), 400)}</code></li>" for error in data.errors)
+        shown = (error.one_line(data.root or None) for error in data.errors)
+        items = "".join(f"<li><code>{_text(line, 400)}</code></li>" for line in shown)
         notes.append(
             '<section id="problems" class="problems"><h2>Files that could not be read</h2>'
             f"<ul>{items}</ul><p>They are left out of every figure below. Fix them, then run the report "
