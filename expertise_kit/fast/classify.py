@@ -125,8 +125,16 @@ def _bigrams(chars: list[str]) -> list[str]:
 
 def path_matches(path: str, rule: str) -> bool:
     """``migrations/`` is a directory segment, ``*.sql`` a suffix, anything else a file name or segment."""
+    return _matches(_split_path(path), rule)
+
+
+def _split_path(path: str) -> tuple[str, list[str]]:
     normalised = path.replace("\\", "/").strip("/")
-    parts = normalised.split("/")
+    return normalised, normalised.split("/")
+
+
+def _matches(split: tuple[str, list[str]], rule: str) -> bool:
+    normalised, parts = split
     if rule.endswith("/"):
         wanted = rule.strip("/")
         if "/" in wanted:
@@ -154,15 +162,16 @@ def classify(
     path_words = {path: set(tokens(path.rsplit(".", 1)[0])) - _BLAND_PATH_WORDS for path in files}
     notes = {path for path in files if path.replace("\\", "/").removeprefix("./").startswith(_NOTES_DIRS)}
     # A change that comes with its tests belongs to the code it changes: its test files weigh less.
+    split = {path: _split_path(path) for path in files}  # once a path, not once a rule
     test_rules = rules["testing"].paths if "testing" in rules else ()
-    test_files = {p for p in files if any(path_matches(p, r) for r in test_rules)}
+    test_files = {p for p in files if any(_matches(split[p], r) for r in test_rules)}
     with_code = bool(test_files) and len(test_files) < len(files)
     scores: dict[str, float] = {}
     for domain, rule in rules.items():
         keywords = rule.stems
         score = WORD_WEIGHT * sum(1 for word in words if word in keywords)
         for path in files:
-            if path not in notes and any(path_matches(path, r) for r in rule.paths):
+            if path not in notes and any(_matches(split[path], r) for r in rule.paths):
                 # A test file is about testing first: its other path matches are only hints.
                 weak = (with_code and domain == "testing") or (path in test_files and domain != "testing")
                 score += PATH_WORD_WEIGHT if weak else PATH_WEIGHT
