@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,13 +44,15 @@ class UserError(ExpertiseError):
         super().__init__(self.one_line())
 
     def one_line(self, root: str | Path | None = None) -> str:
-        """The error as one line; a path under ``root`` shown relative to it (output that may be shared)."""
+        """The error as one line. With ``root``, for output that may be shared: paths under it relative to
+        it, and home directories ``~``, as the learner writes them."""
+        if root is not None:
+            from expertise_kit.learning.extract import portable
+
+            return portable(self.one_line(), str(root))
         where = ""
         if self.path is not None:
-            path = self.path
-            if root is not None and path.startswith(f"{root}{os.sep}"):
-                path = path[len(str(root)) + 1 :]
-            where = path if self.line is None else f"{path}:{self.line}"
+            where = self.path if self.line is None else f"{self.path}:{self.line}"
             where += ": "
         text = f"{where}{self.message}"
         if self.hint:

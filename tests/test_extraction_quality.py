@@ -692,6 +692,11 @@ def test_a_real_codex_series_learns_clean(project: Path, run: Cli) -> None:
          "fatal: empty ident name (for <<user>@<host>>) not allowed"),  # git's made-up identity
         ("unable to auto-detect email address (got 'bob@bob-laptop.(none)')",
          "unable to auto-detect email address (got '<user>@<host>')"),
+        ("fatal: empty ident name (for <bob@Bobs-MacBook-Pro.local>) not allowed",
+         "fatal: empty ident name (for <<user>@<host>>) not allowed"),
+        ("empty ident name (for <ubuntu@ip-172-31-5-9.ec2.internal>)", "empty ident name (for <<user>@<host>>)"),
+        ("cd /c/Users/bob/app && ls /mnt/c/Users/bob", "cd ~/app && ls ~"),  # Git Bash, WSL
+        ("/var/home/bob/.config", "~/.config"),  # Fedora Silverblue
     ],
 )
 def test_home_directories_are_portable_and_name_no_user(text: str, portable: str) -> None:
@@ -704,10 +709,21 @@ def test_home_directories_are_portable_and_name_no_user(text: str, portable: str
     ["src/pages/home/index.tsx", "app/home/page.tsx", "src/components/Users/UserList.tsx",
      "see https://example.com/Users/list", "Always keep the landing page under src/pages/home/",
      "git diff HEAD~1/x", "took ~5s", "~~struck/out~~", "src%2Fhome%2Findex.tsx", "ssh pi@raspberrypi.local",
-     "git clone git@github.com:acme/shop.git"],
+     "git clone git@github.com:acme/shop.git", "see https://example.com/~bob/page.html", "about ~ten minutes",
+     "mail bob@example.com about it", "src/a/Users/list.ts"],
 )  # fmt: skip
 def test_a_home_or_users_folder_inside_the_project_is_no_home_directory(text: str) -> None:
     assert _portable(text, ()) == text
+
+
+@pytest.mark.parametrize("crafted", ["a" * 100_000 + "@", "a." * 50_000 + "@", ("word" * 50 + "@") * 500])
+def test_a_long_run_before_an_at_sign_is_read_once(crafted: str) -> None:
+    """Each rule of `_portable` is tried from each place of the text; none may read a run to its end from
+    each (a pattern that did took 52 s on 100,000 `a` and an `@`). A rule quadratic here would take
+    minutes, not the milliseconds of a linear one."""
+    assert _portable(crafted, ("/home/dev/shop",)) == crafted
+    assert _portable(f"empty ident name (for <{crafted[-150:]}>)", ()) == "empty ident name (for <<user>@<host>>)"
+    assert _portable(f"cd /home/{crafted} && make", ()) == "cd ~ && make"
 
 
 def test_the_project_root_is_cut_only_as_a_whole_path() -> None:

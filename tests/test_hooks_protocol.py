@@ -472,16 +472,6 @@ def test_a_transcript_made_a_fifo_after_it_was_queued_is_set_aside_and_the_queue
     assert pending(_expertise(project)) == [] and git(project, "rev-parse", "HEAD") != head
 
 
-def test_learn_reads_a_fifo_nobody_writes_to_as_empty_instead_of_waiting(project: Path, tmp_path: Path) -> None:
-    fifo = tmp_path / "t.jsonl"
-    os.mkfifo(fifo)
-    done = subprocess.run(
-        [sys.executable, "-m", "expertise_kit", "learn", str(fifo)], cwd=project, capture_output=True, text=True,
-        timeout=60,  # a hang fails here
-    )  # fmt: skip
-    assert done.returncode == 0 and "empty transcript, nothing to learn" in done.stderr
-
-
 def test_doctor_says_whether_this_clone_has_the_merge_driver(project: Path, run: Cli, on_path: None) -> None:
     """Git config does not travel with a clone: `init` registers the driver; doctor says when it is not."""
     install_hooks(project, "claude-code")

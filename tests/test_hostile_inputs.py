@@ -548,10 +548,24 @@ def test_a_committed_settings_symlink_out_of_the_repository_is_not_written_throu
     assert result.exit_code == 1
     assert result.stderr.strip() == (
         f"expertise: error: {link}: is a symlink committed to the repository that leads outside it "
-        f"(to {target.resolve()}); hooks are installed only inside the repository: replace the link with a file; "
-        "nothing was changed"
+        f"(to {target.resolve()}); hooks are installed only inside the repository: replace the link with a file "
+        "or folder; nothing was changed"
     )
     assert target.read_text() == '{"model": "opus"}\n' and link.is_symlink()
+
+
+def test_a_committed_folder_symlink_out_of_the_repository_is_not_written_through(
+    project: Path, run: Cli, tmp_path: Path
+) -> None:
+    outside = tmp_path / "dot-claude"
+    outside.mkdir()
+    (outside / "settings.json").write_text('{"model": "opus"}\n')
+    (project / ".claude").symlink_to(outside)
+    git(project, "add", ".claude")
+    git(project, "commit", "-q", "-m", "agent folder")
+    result = _install(run)
+    assert result.exit_code == 1 and f"{project / '.claude'}: is a symlink committed to the repository" in result.stderr
+    assert (outside / "settings.json").read_text() == '{"model": "opus"}\n'
 
 
 @settings(max_examples=200, deadline=None)

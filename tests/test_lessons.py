@@ -280,6 +280,14 @@ def test_a_pasted_prompt_over_the_models_limit_is_a_fact_kept_the_first_time(
     assert run("learn", str(tmp_path / "a.jsonl")).exit_code == 0
     [entry] = [e for e in _entries(run, "general") if "too long" in e.get("error", "")]
     assert entry["issue"] == "`claude`"
+    worked = ClaudeSession(session_id="5e55104e-1d2c-4b1a-9f00-000000000002", version="2.1.158")
+    worked.prompt("here is the whole log:\n" + "INFO ok\n" * 5000)
+    worked.bash("make", "ok")  # work since the paste: the context filled with it, not with the paste alone
+    _api_error(worked, "Prompt is too long", 400, "prompt is too long: 201000 tokens > 200000 maximum")
+    _api_error(worked, "API Error: 400 too many images in one request", 400)
+    calls = [(c.command, c.error) for c in read_sessions(worked.write(tmp_path / "b.jsonl"))[0].calls]
+    assert calls == [("make", ""), ("claude", "API Error: 400 too many images in one request")]
+    assert environment_gotcha("API Error: 400 too many images in one request")
 
 
 _REJECTED = (

@@ -14,6 +14,7 @@ left as it was, key order, group order and indentation included.
 
 from __future__ import annotations
 
+import itertools
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,13 +75,17 @@ def _write(settings: Settings, root: Path) -> None:
     """Written in place, through a symlink too (a settings file linked from one's dotfiles stays linked),
     but not through one the repository brought that leads out of it: a clone must not edit a file of the
     user's elsewhere (their agent's settings for every project)."""
-    path = settings.path
-    if path.is_symlink() and not path.resolve().is_relative_to(root.resolve()) and _tracked(root, path):
-        raise UserError(
-            f"is a symlink committed to the repository that leads outside it (to {path.resolve()})",
-            path=path,
-            hint="hooks are installed only inside the repository: replace the link with a file; nothing was changed",
-        )
+    path, top = settings.path, root.resolve()
+    # The file or a folder on its way (`.claude -> ~/.claude`) may be the link.
+    steps = [root / part for part in itertools.accumulate(path.relative_to(root).parts, lambda a, b: f"{a}/{b}")]
+    for step in steps:
+        if step.is_symlink() and not step.resolve().is_relative_to(top) and _tracked(root, step):
+            raise UserError(
+                f"is a symlink committed to the repository that leads outside it (to {step.resolve()})",
+                path=step,
+                hint="hooks are installed only inside the repository: replace the link with a file or folder; "
+                "nothing was changed",
+            )
     write_settings(settings)
 
 

@@ -139,7 +139,7 @@ def _matches(split: tuple[str, list[str]], rule: str) -> bool:
         wanted = rule.strip("/")
         if "/" in wanted:
             return f"/{wanted}/" in f"/{normalised}/"
-        return wanted in parts[:-1] or (normalised.endswith("/") and wanted == parts[-1])
+        return wanted in parts[:-1]
     if rule.startswith("*"):
         return parts[-1].endswith(rule[1:])
     return parts[-1] == rule or rule in parts

@@ -136,19 +136,22 @@ _WINDOWS_NAME = rf"(?:{_NAME}(?: {_NAME}){{1,3}}(?=\\)|{_NAME})"  # `C:\Users\Jo
 # Where an absolute path starts: not inside a word or a path, but after a short flag (`-I/home/bob/include`).
 _STARTS = r"(?:(?<![\w.~@+-])|(?<=(?<![\w-])-[A-Za-z]))"
 _HOME = re.compile(
-    rf"""(["']?){_STARTS}(?:/home|/Users)/+{_NAME}|"""
+    rf"""(["']?){_STARTS}(?:/home|/Users|/var/home|(?:/mnt)?/[a-z]/Users)/+{_NAME}|"""  # Silverblue, WSL, Git Bash
     rf"""(["']?){_STARTS}[A-Za-z]:(?:\\{{1,4}}|/)(?i:users)(?:\\{{1,4}}|/){_WINDOWS_NAME}|"""
     rf"""(["']?)\\{{2,4}}wsl(?:\.localhost|\$)\\{{1,2}}{_NAME}\\{{1,2}}home\\{{1,2}}{_NAME}|"""  # WSL from Windows
     # A shell's `~carol/` (carol's home), and URL-encoded `path=%2Fhome%2Fbob`. Each opens on its literal, which
     # the regex engine finds fast, and then looks back.
-    r"""~(?<![\w.~@+-]~)[A-Za-z_][\w.-]*(?=/)|"""
+    r"""~(?<![^\s"'=:(\[]~)[A-Za-z_][\w.-]*(?=/)|"""
     r"""%2[Ff](?:(?<![\w.~@+-]%2[Ff])|(?<=%2[Ff]%2[Ff]))(?:home|Users)%2[Ff][^%/\s"'&?#]+"""
 )
 
 
-# An identity git made up from this machine's login and host name (`bob@bob-laptop.(none)`, `bob@DESKTOP-X1.localdomain`
-# in "empty ident name" and "unable to auto-detect email address"): a user's name, and no teammate's address.
-_MACHINE_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.(?:localdomain\b|\(none\))")
+# The identity git made up from this machine's login and host name, in its two messages about it ("empty ident
+# name (for <bob@bob-laptop.(none)>)", "unable to auto-detect email address (got 'bob@DESKTOP-X1.localdomain')"):
+# a user's name, and no teammate's address. Found by those words: what git makes up has any shape.
+_MACHINE_ADDRESS = re.compile(
+    r"(?<=empty ident name \(for <)[^<>\n]{1,200}(?=>)|(?<=email address \(got ')[^'\n]{1,200}(?=')"
+)
 
 
 def _home(found: re.Match[str]) -> str:
@@ -171,7 +174,7 @@ def _portable(text: str, bases: tuple[str, ...]) -> str:
         if base and base != "/" and base in text:
             text = _base_pattern(base).sub(lambda found: "" if found[0].endswith("/") else ".", text)
     text = _HOME.sub(_home, text)
-    return _MACHINE_ADDRESS.sub("<user>@<host>", text) if "@" in text else text
+    return _MACHINE_ADDRESS.sub("<user>@<host>", text) if "ident name" in text or "email address" in text else text
 
 
 def portable(text: str, root: str) -> str:

@@ -195,7 +195,7 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"could not open a new TTY|no tty present|EOFError: EOF when reading a line", re.I)),  # input() with no stdin
     ("a tool's or a model's limit", re.compile(
         r"context (?:length|window)|maximum context|exceeds the (?:available )?context size|too many tokens|"
-        r"prompt is too long|request too large|image (?:exceeds|is too large)|"
+        r"prompt is too long|request too large|image (?:exceeds|is too large)|too many images|"
         r"token limit|Argument list too long|"
         r"No space left on device|ENOSPC|out of memory|JavaScript heap out of memory|file too large|"
         r"LLM Provider NOT provided|model .{0,40}(?:not found|does not exist|not supported)|Unknown model|"

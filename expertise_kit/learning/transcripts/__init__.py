@@ -10,7 +10,6 @@ detection and reading both see all of it.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from importlib import import_module
@@ -121,13 +120,7 @@ def read_sessions(path: Path, fmt: str = "auto") -> list[Session]:
         raise UserError("is a directory, not a transcript", path=path, hint="pass the .jsonl file")
     if read_once(path):
         try:
-            # A FIFO no one writes to would block a plain open for ever: opened without waiting, it reads as
-            # empty; then reads wait again, so a pipe with a writer (`<(cat t.jsonl)`) is read whole.
-            nonblocking = getattr(os, "O_NONBLOCK", 0)  # none on Windows, which has no FIFOs in the path
-            descriptor = os.open(path, os.O_RDONLY | nonblocking)
-            if nonblocking:
-                os.set_blocking(descriptor, True)
-            source = os.fdopen(descriptor, "rb")
+            source = open(path, "rb")  # noqa: SIM115 - closed by the `with` below
         except OSError as exc:
             raise UserError(f"can't read it: {exc.strerror or exc}", path=path) from None
         with source, spooled(source, path) as copy:

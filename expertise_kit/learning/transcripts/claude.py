@@ -198,7 +198,7 @@ class _Reader:
         self.cwd: str | None = None
         self.first = ""
         self.last = ""
-        self.prompt_chars = 0  # the length of the latest prompt, as the user sent it
+        self.prompt_chars = 0  # the length of the latest prompt, as the user sent it, until the agent works
 
     def feed(self, record: dict[str, Any], thread_hint: str | None, report: LineReport) -> None:
         uuid = record.get("uuid")
@@ -270,6 +270,7 @@ class _Reader:
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "tool_use":
+                    self.prompt_chars = 0  # work since the prompt: what fills the context now is not the paste
                     call = _call_from(block, thread_hint or "", stamp)
                     call.said, self.said = self.said, ""
                     self.waiting[call.call_id] = call
