@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Cli, diverging_branches, git, snapshot
@@ -272,3 +273,51 @@ def test_a_revision_naming_more_ids_than_one_argument_holds_is_committed_whole(p
     assert len(message.encode()) > 128 * 1024
     assert message.strip().splitlines()[-1] == "Expertise-Removed: " + " ".join(f"{i:012x}" for i in range(12_000))
     assert not (project / ".git" / "expertise-pending.jsonl").exists()
+
+
+def test_a_save_between_reading_and_writing_is_kept_and_the_write_planned_again(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's editor (or `git pull`) writes the file after our write read it: writing what was planned
+    would undo that. The save is kept and the entry is added on top of it."""
+    from expertise_kit.store import transaction as transaction_module
+
+    real = transaction_module.fit_to_cap
+    saves: list[int] = []
+
+    def then_a_person_saves(*args: Any, **kwargs: Any) -> Any:
+        planned = real(*args, **kwargs)
+        if not saves:
+            saves.append(1)
+            api = project / ".expertise" / "api.yaml"
+            api.write_text(api.read_text().replace("patterns: []", "patterns:\n  - Hand rule saved meanwhile"))
+        return planned
+
+    monkeypatch.setattr(transaction_module, "fit_to_cap", then_a_person_saves)
+    result = Store(find_project(project)).add_items("api", [("patterns", "Added by the tool")])
+    assert result.commit is not None and result.commit.sha
+    for text in ((project / ".expertise" / "api.yaml").read_text(), git(project, "show", "HEAD:.expertise/api.yaml")):
+        assert "Hand rule saved meanwhile" in text and "Added by the tool" in text
+
+
+def test_a_save_after_our_write_and_before_our_commit_is_committed_not_undone(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The save lands after our bytes are on disk and before git reads them: the commit takes both. Putting
+    our bytes back (as after a `git stash`) would undo the person's edit, and commit that undoing."""
+    from expertise_kit.store import transaction as transaction_module
+
+    real = transaction_module.commit_revision
+
+    def a_person_saves_first(project_arg, revision):  # type: ignore[no-untyped-def]
+        api = project / ".expertise" / "api.yaml"
+        api.write_text(api.read_text() + "# kept: a person's note\n")
+        return real(project_arg, revision)
+
+    monkeypatch.setattr(transaction_module, "commit_revision", a_person_saves_first)
+    head = git(project, "rev-parse", "HEAD").strip()
+    result = Store(find_project(project)).add_items("api", [("patterns", "Added by the tool")])
+    assert result.commit is not None and result.commit.sha
+    assert git(project, "rev-list", "--count", f"{head}..HEAD").strip() == "1"  # one commit, not a revert after it
+    for text in ((project / ".expertise" / "api.yaml").read_text(), git(project, "show", "HEAD:.expertise/api.yaml")):
+        assert "# kept: a person's note" in text and "Added by the tool" in text

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "write_atomic",
+    "FileChanged",
     "ensure_writable",
     "write_lock",
     "brief_lock",
@@ -76,8 +77,14 @@ def _temp_file(directory: str | Path, name: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
 
 
-def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:
-    """``durable=False``: replaced whole, without waiting for the disk (a temp file git reads back at once)."""
+class FileChanged(Exception):
+    """The file was not ``expect`` when it was to be replaced: someone else wrote it meanwhile."""
+
+
+def write_atomic(path: str | Path, data: bytes, *, durable: bool = True, expect: bytes | None = None) -> None:
+    """``durable=False``: replaced whole, without waiting for the disk (a temp file git reads back at once).
+    ``expect``: the bytes the file must still hold at the last moment before it is replaced, else
+    ``FileChanged`` and nothing written (a person's save or git's checkout since it was read is kept)."""
     directory = os.path.dirname(path) or "."
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -94,6 +101,8 @@ def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None
             if durable:
                 os.fsync(handle.fileno())
         os.chmod(temp, mode)
+        if expect is not None and _bytes_of(path) != expect:
+            raise FileChanged(str(path))
         os.replace(temp, path)
     except BaseException as exc:
         try:  # noqa: SIM105 - no contextlib on the merge driver's quick path
@@ -105,6 +114,14 @@ def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None
         raise
     if durable:
         _fsync_directory(directory)
+
+
+def _bytes_of(path: str | Path) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def _write_error(exc: OSError, where: str | Path) -> UserError:

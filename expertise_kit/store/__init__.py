@@ -8,12 +8,13 @@ fails to parse or validate is refused, never overwritten. The operations above i
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from expertise_kit.config import Config, load_config
 from expertise_kit.document.atomic import LOCK_TIMEOUT_SECONDS, ensure_writable, remove_stale_temps, write_lock
@@ -35,7 +36,7 @@ from expertise_kit.document.sightings import add_sighting, combine_sightings
 from expertise_kit.document.splice import Append, Edit, Replace
 from expertise_kit.errors import UnknownDomain, UserError
 from expertise_kit.project import Project, ensure_inside
-from expertise_kit.store.transaction import Transaction, describe_entry, restore_pending_entries
+from expertise_kit.store.transaction import ChangedMeanwhile, Transaction, describe_entry, restore_pending_entries
 from expertise_kit.versioning.commit import CommitOutcome
 from expertise_kit.vocab import FAILURES, FILES, WORDING_FIELDS, section, section_names
 
@@ -71,6 +72,27 @@ class MergeResult:
     lines: int = 0
     over_by: int = 0
     commit: CommitOutcome | None = None
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_REPLANS = 3  # times a write is planned again on a file an editor or git changed meanwhile
+
+
+def _replanned(write: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``write`` done again, on the file as it is now, when the file changed between its reading and its
+    writing (``ChangedMeanwhile``): a person's save or a `git pull` is kept, and so is this change."""
+
+    @functools.wraps(write)
+    def again(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        for _ in range(_REPLANS - 1):
+            try:
+                return write(*args, **kwargs)
+            except ChangedMeanwhile:
+                continue
+        return write(*args, **kwargs)
+
+    return again
 
 
 def _entries(n: int) -> str:
@@ -167,6 +189,7 @@ class Store:
         with self.locked(wait=lock_wait):
             yield tx
 
+    @_replanned
     def add_items(
         self,
         domain: str,
@@ -206,6 +229,7 @@ class Store:
             result.commit = tx.commit(subject or f"expertise({domain}): add {_entries(len(result.added))} by hand")
             return result
 
+    @_replanned
     def add_agent_lesson(
         self,
         domain: str,
@@ -303,6 +327,7 @@ class Store:
         result.commit = tx.commit(f"expertise({doc.name}): {written} by the agent in session {session[:8]}")
         return result
 
+    @_replanned
     def merge_learned(
         self,
         domain: str,
@@ -339,6 +364,7 @@ class Store:
             merge.commit = tx.commit(f"expertise({domain}): {' and '.join(parts) or 'prune'} from {source}")
             return merge
 
+    @_replanned
     def merge_learned_all(
         self,
         batches: dict[str, tuple[list[tuple[str, dict[str, Any]]], list[str]]],

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from expertise_kit.document.atomic import write_atomic
+from expertise_kit.document.atomic import FileChanged, write_atomic
 from expertise_kit.document.cap import CapResult, fit_to_cap
 from expertise_kit.document.domainfile import DomainDoc, parse_domain_text
 from expertise_kit.document.entries import item_id, parse_item
@@ -40,7 +40,7 @@ from expertise_kit.versioning.objects import UNKNOWN, blob_id, committed_blob, g
 if TYPE_CHECKING:
     from expertise_kit.store import Store
 
-__all__ = ["Transaction", "Planned", "describe_entry", "restore_pending_entries", "committed_holds"]
+__all__ = ["Transaction", "Planned", "ChangedMeanwhile", "describe_entry", "restore_pending_entries", "committed_holds"]
 
 _RECOVERY_ATTEMPTS = 3
 
@@ -61,6 +61,12 @@ class Planned:
     plain: dict[str, Any] | None = None  # the domain file's data after the write, for the render cache
     appended: list[dict[str, Any]] = field(default_factory=list)  # raw entries added, to restore if lost
     write: bool = True  # False: the file is already on disk as it should be (a hand edit to commit)
+    based_on: bytes | None = None  # the file as it was read to plan the change (None: a new file)
+
+
+class ChangedMeanwhile(UserError):
+    """A file the write was planned on changed on disk before it was written (an editor's save, a `git
+    pull`): writing would undo that change, so nothing is written. ``Store`` plans the write again."""
 
 
 @dataclass
@@ -118,6 +124,7 @@ class Transaction:
                 doc.name,
                 expected_plain(doc.loaded, capped.edits),
                 appended,
+                based_on=doc.loaded.text.encode("utf-8"),
             )
         return capped
 
@@ -197,7 +204,18 @@ class Transaction:
             if not planned.write:
                 continue
             try:
-                write_atomic(planned.path, planned.data)
+                # Our lock keeps our writers apart, not a person's editor or git: a file changed since it was
+                # read is not overwritten (the write is planned again on it, by `Store`). Checked at the last
+                # moment before the rename, so what is left is a gap of microseconds.
+                write_atomic(planned.path, planned.data, expect=planned.based_on)
+            except FileChanged:
+                if written == 0 and revision is not None:
+                    drop_reservation(self.store.project, revision)
+                raise ChangedMeanwhile(
+                    "changed while this write was being made (an editor's save or git): it was not overwritten",
+                    path=planned.path,
+                    hint="run it again",
+                ) from None
             except UserError as exc:  # write_atomic's one line: no space, permission denied, ...
                 if written == 0 and revision is not None:
                     drop_reservation(self.store.project, revision)
@@ -291,12 +309,17 @@ class Transaction:
             return outcome
         expected = {p.path: p.data for p in self.planned.values()}
         sha = outcome.sha
-        if (
-            sha is not None
-            and all(committed_holds(self.store, sha, path, data) for path, data in expected.items())
-            and _on_branch(git, sha)
-        ):
-            return outcome
+        if sha is not None and _on_branch(git, sha):
+            if all(committed_holds(self.store, sha, path, data) for path, data in expected.items()):
+                return outcome
+            # A person saved on top of our write before git read it: the commit took the file as it is now,
+            # their change with ours. Ours is in it; putting our bytes back would undo theirs.
+            now = {path: _read_bytes(path) for path in expected}
+            held = all(data is not None and committed_holds(self.store, sha, path, data) for path, data in now.items())
+            if held and self._holds_what_was_added(sha):
+                return outcome
+        elif sha is None and outcome.deferred is None and self._in_head(expected):
+            return outcome  # another commit took our change first (the user's `git commit -a`): it is in HEAD
         for _ in range(_RECOVERY_ATTEMPTS):
             if busy_reason(git, index_wait=2.0) is not None:
                 break
@@ -316,6 +339,15 @@ class Transaction:
         reason = "the change did not reach HEAD (a `git stash` or checkout ran while it was being committed)"
         record_pending(project, revision, reason)
         return CommitOutcome(deferred=reason, hint="the next change or `expertise history --sync` commits it")
+
+    def _in_head(self, expected: dict[Path, bytes]) -> bool:
+        """Whether every file is on disk as written and HEAD holds it so."""
+        git = self.store.project.git
+        head = head_sha(git) if git is not None else None
+        return head is not None and all(
+            _read_bytes(path) == data and committed_holds(self.store, head, path, data)
+            for path, data in expected.items()
+        )
 
     def _holds_what_was_added(self, sha: str) -> bool:
         """Whether commit ``sha`` holds every entry this revision added. The retry above commits the files
