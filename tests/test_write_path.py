@@ -321,3 +321,23 @@ def test_a_save_after_our_write_and_before_our_commit_is_committed_not_undone(
     assert git(project, "rev-list", "--count", f"{head}..HEAD").strip() == "1"  # one commit, not a revert after it
     for text in ((project / ".expertise" / "api.yaml").read_text(), git(project, "show", "HEAD:.expertise/api.yaml")):
         assert "# kept: a person's note" in text and "Added by the tool" in text
+
+
+def test_a_users_commit_that_took_our_change_first_is_no_failure(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's `git commit -a` lands between our write and our commit: ours then has nothing to commit,
+    and the change is in HEAD all the same. It is not reported as lost."""
+    from expertise_kit.store import transaction as transaction_module
+
+    real = transaction_module.commit_revision
+
+    def the_user_commits_first(project_arg, revision):  # type: ignore[no-untyped-def]
+        git(project, "commit", "-qam", "my own commit", check=False)
+        return real(project_arg, revision)
+
+    monkeypatch.setattr(transaction_module, "commit_revision", the_user_commits_first)
+    result = Store(find_project(project)).add_items("api", [("patterns", "Added by the tool")])
+    assert result.commit is not None and result.commit.deferred is None
+    assert "Added by the tool" in git(project, "show", "HEAD:.expertise/api.yaml")
+    assert not (project / ".git" / "expertise-pending.jsonl").exists()
