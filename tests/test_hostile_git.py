@@ -6,7 +6,6 @@ All through the real CLI in real git repos; nothing of git is mocked.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -225,31 +224,3 @@ def test_init_still_works_in_a_repo_subdirectory_and_outside_git(repo: Path, tmp
     plain.mkdir()
     (plain / "HEAD").write_text("ref: refs/heads/main\n")  # without objects/ and refs/: not a git dir
     assert Cli(plain)("init").exit_code == 0 and (plain / ".expertise").is_dir()
-
-
-def test_a_write_while_a_rebase_is_stopped_does_not_stop_its_continue(project: Path, run: Cli) -> None:
-    """The rebase still has a commit to replay that changes the domain file; a change of ours in it would make
-    `git rebase --continue` refuse, and leave the user stuck mid-rebase. It waits, and goes in after."""
-    (project / "f.txt").write_text("base\n")
-    git(project, "add", "f.txt")
-    git(project, "commit", "-qm", "base")
-    git(project, "checkout", "-qb", "feature")
-    (project / "f.txt").write_text("feature\n")
-    git(project, "commit", "-qam", "feature: edit f")
-    assert run("add", "api", "patterns", "Learned on feature").exit_code == 0
-    git(project, "checkout", "-q", "main")
-    (project / "f.txt").write_text("main\n")
-    git(project, "commit", "-qam", "main: edit f")
-    git(project, "checkout", "-q", "feature")
-    assert git(project, "rebase", "main", check=False) is not None and (project / ".git" / "rebase-merge").exists()
-    result = run("add", "api", "patterns", "Written while the rebase is stopped")
-    assert result.exit_code == 0 and "note: commit deferred: a rebase is in progress" in result.stderr
-    (project / "f.txt").write_text("resolved\n")
-    git(project, "add", "f.txt")
-    done = subprocess.run(["git", "rebase", "--continue"], cwd=project, capture_output=True, text=True,
-                          env={**os.environ, "GIT_EDITOR": "true"})  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert run("history", "--sync").exit_code == 0
-    committed = git(project, "show", "HEAD:.expertise/api.yaml")
-    assert "Learned on feature" in committed and "Written while the rebase is stopped" in committed
-    assert git(project, "status", "--porcelain") == ""

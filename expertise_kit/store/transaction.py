@@ -23,7 +23,7 @@ from expertise_kit.document.entries import item_id, parse_item
 from expertise_kit.document.splice import Append, Edit, Remove, expected_plain
 from expertise_kit.errors import UserError
 from expertise_kit.store.cachebuild import rebuild_cache, update_cache
-from expertise_kit.versioning.busy import busy_reason, head_sha, replaying
+from expertise_kit.versioning.busy import busy_reason, head_sha
 from expertise_kit.versioning.commit import (
     CommitOutcome,
     Revision,
@@ -184,17 +184,6 @@ class Transaction:
             return None
         project = self.store.project
         revision = self._revision(subject) if self.commit_changes else None
-        stopped = replaying(project.git) if revision is not None and project.git is not None else None
-        if revision is not None and stopped is not None:
-            # `git rebase --continue` would refuse a file we changed: the entries wait in the pending record
-            # and are written, and committed, by the first write after git is done (restore_pending_entries;
-            # no motion recorded, as they were never on disk for a person to delete).
-            revision.motion = ""
-            record_pending(project, revision, stopped)
-            return CommitOutcome(
-                deferred=stopped, hint="it is written and committed when that is done, by the next change or "
-                "`expertise history --sync`",
-            )  # fmt: skip
         if revision is not None:
             reserve_pending(project, revision)  # on a full disk this fails, before anything is written
         self._write_files(revision)

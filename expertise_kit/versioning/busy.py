@@ -29,7 +29,7 @@ else:
     except ImportError:
         from hashlib import sha1, sha256
 
-__all__ = ["blob_id", "busy_reason", "replaying", "index_lock_path", "wait_for_index_lock", "head_sha"]
+__all__ = ["blob_id", "busy_reason", "index_lock_path", "wait_for_index_lock", "head_sha"]
 
 _IN_PROGRESS: tuple[tuple[str, str], ...] = (
     ("MERGE_HEAD", "a merge is in progress"),
@@ -75,16 +75,6 @@ def _ref_exists(git: GitLocation, ref: str) -> bool | None:
             return any(line.rstrip("\n").endswith(" " + ref) for line in handle)
     except FileNotFoundError:
         return False
-
-
-def replaying(git: GitLocation) -> str | None:
-    """What git has stopped in the middle of and will go on with over the work tree (a rebase, `git am`, a
-    cherry-pick, a revert, a bisect), else None. A file changed meanwhile that git's next step touches makes
-    that step refuse, so nothing should be written there until it is done."""
-    for name, reason in _IN_PROGRESS[1:]:
-        if (git.git_dir / name).exists():
-            return reason
-    return None
 
 
 def busy_reason(git: GitLocation, *, index_wait: float = 2.0) -> str | None:
