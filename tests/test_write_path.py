@@ -341,3 +341,33 @@ def test_a_users_commit_that_took_our_change_first_is_no_failure(
     assert result.commit is not None and result.commit.deferred is None
     assert "Added by the tool" in git(project, "show", "HEAD:.expertise/api.yaml")
     assert not (project / ".git" / "expertise-pending.jsonl").exists()
+
+
+def test_a_learn_over_two_files_writes_neither_when_the_second_changed_and_is_planned_again(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file is checked before any is written: a save to the second file must not leave the first
+    written and the revision half made; the whole learn is planned again and reports what it added."""
+    from expertise_kit.store.transaction import Transaction
+
+    real = Transaction.commit
+    saves: list[int] = []
+
+    def a_save_to_testing_first(self: Transaction, subject: str) -> Any:
+        if not saves:
+            saves.append(1)
+            testing = project / ".expertise" / "testing.yaml"
+            testing.write_text(testing.read_text().replace("patterns: []", "patterns:\n  - Hand rule on testing"))
+        return real(self, subject)
+
+    monkeypatch.setattr(Transaction, "commit", a_save_to_testing_first)
+    item = {"text": "Learned {}", "source": "learned", "sessions": ["s1"], "first_seen": "2026-11-20T10:00:00Z",
+            "last_seen": "2026-11-20T10:00:00Z", "recurrence": 1}  # fmt: skip
+    batches = {
+        domain: ([("patterns", {**item, "text": f"Learned for {domain}"})], ["s1"]) for domain in ("api", "testing")
+    }
+    results = Store(find_project(project)).merge_learned_all(batches)
+    assert [len(results[d].added) for d in ("api", "testing")] == [1, 1]
+    head = git(project, "show", "HEAD:.expertise/api.yaml") + git(project, "show", "HEAD:.expertise/testing.yaml")
+    assert "Learned for api" in head and "Learned for testing" in head and "Hand rule on testing" in head
+    assert "deferred" not in git(project, "log", "-1", "--format=%B")

@@ -62,11 +62,20 @@ class Planned:
     appended: list[dict[str, Any]] = field(default_factory=list)  # raw entries added, to restore if lost
     write: bool = True  # False: the file is already on disk as it should be (a hand edit to commit)
     based_on: bytes | None = None  # the file as it was read to plan the change (None: a new file)
+    only_appends: bool = False  # the change only adds entries (none removed, replaced or pruned)
 
 
 class ChangedMeanwhile(UserError):
     """A file the write was planned on changed on disk before it was written (an editor's save, a `git
     pull`): writing would undo that change, so nothing is written. ``Store`` plans the write again."""
+
+
+def _changed(path: Path) -> ChangedMeanwhile:
+    return ChangedMeanwhile(
+        "changed while this write was being made (an editor's save or git): it was not overwritten",
+        path=path,
+        hint="run it again",
+    )
 
 
 @dataclass
@@ -125,6 +134,7 @@ class Transaction:
                 expected_plain(doc.loaded, capped.edits),
                 appended,
                 based_on=doc.loaded.text.encode("utf-8"),
+                only_appends=all(isinstance(e, Append) for e in capped.edits),
             )
         return capped
 
@@ -183,6 +193,9 @@ class Transaction:
         if not self.planned or self.dry_run:
             return None
         project = self.store.project
+        for planned in self.planned.values():  # all first, so a change to the second file leaves the first alone
+            if planned.write and planned.based_on is not None and _read_bytes(planned.path) != planned.based_on:
+                raise _changed(planned.path)
         revision = self._revision(subject) if self.commit_changes else None
         if revision is not None:
             reserve_pending(project, revision)  # on a full disk this fails, before anything is written
@@ -211,11 +224,7 @@ class Transaction:
             except FileChanged:
                 if written == 0 and revision is not None:
                     drop_reservation(self.store.project, revision)
-                raise ChangedMeanwhile(
-                    "changed while this write was being made (an editor's save or git): it was not overwritten",
-                    path=planned.path,
-                    hint="run it again",
-                ) from None
+                raise _changed(planned.path) from None
             except UserError as exc:  # write_atomic's one line: no space, permission denied, ...
                 if written == 0 and revision is not None:
                     drop_reservation(self.store.project, revision)
@@ -313,10 +322,12 @@ class Transaction:
             if all(committed_holds(self.store, sha, path, data) for path, data in expected.items()):
                 return outcome
             # A person saved on top of our write before git read it: the commit took the file as it is now,
-            # their change with ours. Ours is in it; putting our bytes back would undo theirs.
+            # their change with ours. If ours only added entries, and they are in it, it is done; putting our
+            # bytes back would undo theirs. (A removal or a replacement can't be checked so: put back below.)
             now = {path: _read_bytes(path) for path in expected}
             held = all(data is not None and committed_holds(self.store, sha, path, data) for path, data in now.items())
-            if held and self._holds_what_was_added(sha):
+            appends = all(p.only_appends for p in self.planned.values())
+            if held and appends and self._holds_what_was_added(sha):
                 return outcome
         elif sha is None and outcome.deferred is None and self._in_head(expected):
             return outcome  # another commit took our change first (the user's `git commit -a`): it is in HEAD
