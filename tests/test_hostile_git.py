@@ -6,6 +6,7 @@ All through the real CLI in real git repos; nothing of git is mocked.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -224,3 +225,34 @@ def test_init_still_works_in_a_repo_subdirectory_and_outside_git(repo: Path, tmp
     plain.mkdir()
     (plain / "HEAD").write_text("ref: refs/heads/main\n")  # without objects/ and refs/: not a git dir
     assert Cli(plain)("init").exit_code == 0 and (plain / ".expertise").is_dir()
+
+
+def test_the_way_out_of_a_rebase_a_write_stopped_is_said_and_keeps_the_entry(project: Path, run: Cli) -> None:
+    """A write while a rebase is stopped leaves the domain file changed, and `git rebase --continue` then
+    refuses when the next commit it replays touches that file. The note says how to go on; done so, the
+    entry comes back and is committed."""
+    (project / "f.txt").write_text("base\n")
+    git(project, "add", "f.txt")
+    git(project, "commit", "-qm", "base")
+    git(project, "checkout", "-qb", "feature")
+    (project / "f.txt").write_text("feature\n")
+    git(project, "commit", "-qam", "feature: edit f")
+    assert run("add", "api", "patterns", "Learned on feature").exit_code == 0
+    git(project, "checkout", "-q", "main")
+    (project / "f.txt").write_text("main\n")
+    git(project, "commit", "-qam", "main: edit f")
+    git(project, "checkout", "-q", "feature")
+    git(project, "rebase", "main", check=False)
+    result = run("add", "api", "patterns", "Written while the rebase is stopped")
+    assert "`git checkout -- .expertise/api.yaml` first" in result.stderr
+    (project / "f.txt").write_text("resolved\n")
+    git(project, "add", "f.txt")
+    env = {**os.environ, "GIT_EDITOR": "true"}
+    refused = subprocess.run(["git", "rebase", "--continue"], cwd=project, capture_output=True, env=env)
+    assert refused.returncode != 0  # what the note is for
+    git(project, "checkout", "--", ".expertise/api.yaml")
+    assert subprocess.run(["git", "rebase", "--continue"], cwd=project, capture_output=True, env=env).returncode == 0
+    assert run("history", "--sync").exit_code == 0
+    committed = git(project, "show", "HEAD:.expertise/api.yaml")
+    assert "Learned on feature" in committed and "Written while the rebase is stopped" in committed
+    assert git(project, "status", "--porcelain") == ""

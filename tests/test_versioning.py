@@ -154,6 +154,9 @@ def test_busy_repo_defers_the_commit_and_catches_up(project: Path, run: Cli, sta
     assert result.exit_code == 0, result.output
     assert "note: commit deferred: " in result.stderr
     assert REASONS[state] in result.stderr
+    # git refuses to go on over a changed file its next step touches: the way out is said, and works (below)
+    advised = "if git then refuses to go on, `git checkout -- .expertise/security.yaml` first" in result.stderr
+    assert advised == (state in ("rebase", "cherry_pick", "revert"))
     assert "Rotate keys yearly" in (project / ".expertise" / "security.yaml").read_text()
     assert git(project, "rev-parse", "HEAD") == head
     rows = json.loads(run("history", "security", "--json").stdout)

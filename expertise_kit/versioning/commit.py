@@ -309,9 +309,12 @@ def commit_revision(project: Project, revision: Revision) -> CommitOutcome:
     reason = busy_reason(project.git)
     if reason is not None:
         record_pending(project, revision, reason)
-        return CommitOutcome(
-            deferred=reason, hint="it will be committed by the next change or `expertise history --sync`"
-        )
+        hint = "it will be committed by the next change or `expertise history --sync`"
+        if reason.startswith(("a rebase", "a cherry-pick", "a revert")):
+            # git refuses to go on over a changed file its next step touches; the record brings the entries back
+            changed = " ".join(dict.fromkeys(revision.paths))
+            hint += f"; if git then refuses to go on, `git checkout -- {changed}` first: they come back after"
+        return CommitOutcome(deferred=reason, hint=hint)
     pending = [p for p in pending_revisions(project) if not (revision.key and p.key == revision.key)]
     try:
         sha = _commit(project, revision, pending)
