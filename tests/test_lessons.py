@@ -541,6 +541,23 @@ def test_a_check_is_remembered_as_the_project_runs_it_not_as_this_run_picked() -
     assert pattern == "Run `PYTHONPATH=. pytest -q` after editing: this project's tests run with it"
 
 
+@pytest.mark.parametrize(
+    "command, form",
+    [
+        ("cargo test --test embedded_startup --test port_fallback", "cargo test"),  # cargo's test targets
+        ("cargo test -p tf-config --bin cli", "cargo test -p tf-config"),
+        ("cargo bench --bench parse", "cargo bench"),
+        ("pytest -v -v --deselect tests/test_a.py::test_b", "pytest -v"),
+        ("cargo clippy --all-targets -- -D warnings -D clippy::all", "cargo clippy --all-targets -- -D warnings -D clippy::all"),  # noqa: E501
+    ],
+)
+def test_a_check_keeps_no_flag_whose_value_this_run_picked(command: str, form: str) -> None:
+    """`cargo test --test a --test b` was remembered as `cargo test --test --test`: a command that fails."""
+    from expertise_kit.learning.extract import _check_form
+
+    assert _check_form(command) == form
+
+
 def test_an_edit_undone_later_and_an_unrelated_edit_are_no_fix() -> None:
     error = 'Traceback (most recent call last):\n  File "shop/cart.py", line 9\nKeyError: \'total\''
     session = _session(

@@ -1327,7 +1327,10 @@ def _patterns(extraction: Extraction, ctx: _Context) -> None:
         extraction.learnings.append(Learning("pattern", "effective_patterns", raw, text))
 
 
-_SELECTORS = frozenset({"-k", "--keyword", "-t", "--testNamePattern", "--grep", "-g", "--run", "-run", "--filter"})
+_SELECTORS = frozenset({
+    "-k", "--keyword", "-t", "--testNamePattern", "--testPathPattern", "--grep", "-g", "--run", "-run", "--filter",
+    "--deselect", "--tests", "--test", "--bin", "--example", "--bench",  # pytest, gradle, cargo's targets
+})  # fmt: skip
 
 
 def _check_form(command: str) -> str:
@@ -1346,6 +1349,8 @@ def _check_form(command: str) -> str:
             break
         if word in _SELECTORS or (position and rest[position - 1] in _SELECTORS):
             continue  # what this run picked (`-k test_refund`), not how the project runs it
+        if word.startswith("-") and word in kept and word not in ("-D", "-W"):
+            continue  # once is how the project runs it: `--verbose --verbose` says nothing more
         if word.startswith("-") or (position and rest[position - 1] in ("-D", "-W", "-p", "--package")):
             kept.append(word)
     while kept and kept[-1] == "--":
