@@ -547,6 +547,8 @@ def test_a_check_is_remembered_as_the_project_runs_it_not_as_this_run_picked() -
         ("cargo test --test embedded_startup --test port_fallback", "cargo test"),  # cargo's test targets
         ("cargo test -p tf-config --bin cli", "cargo test -p tf-config"),
         ("cargo bench --bench parse", "cargo bench"),
+        ("./gradlew test --tests com.shop.CartTest", "./gradlew test"),  # a wrapper run by its path
+        (".venv/bin/pytest -q tests/test_cart.py", ".venv/bin/pytest -q"),
         ("pytest -v -v --deselect tests/test_a.py::test_b", "pytest -v"),
         ("cargo clippy --all-targets -- -D warnings -D clippy::all", "cargo clippy --all-targets -- -D warnings -D clippy::all"),  # noqa: E501
     ],

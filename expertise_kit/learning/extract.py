@@ -1338,11 +1338,12 @@ def _check_form(command: str) -> str:
     (`PYTHONPATH=. pytest -q`, `cargo clippy --all-targets -- -D warnings`), not `tests/test_x.py -k foo`."""
     words = _words_of(command)
     program = main_program(command).split()
-    if not program or program[0] not in words:
+    names = [w.rsplit("/", 1)[-1] for w in words]  # `./gradlew`, `.venv/bin/pytest` run as written
+    if not program or program[0] not in names:
         return command.split("\n", 1)[0]
-    start = words.index(program[0])
+    start = names.index(program[0])
     head = [w for w in words[:start] if _ASSIGNMENT.match(w)]  # `PYTHONPATH=.`, not `cd web &&`
-    kept = [*head, *program]
+    kept = [*head, words[start], *program[1:]]
     rest = words[start + len(program) :]
     for position, word in enumerate(rest):
         if word in ("&&", "||", ";", "|"):
