@@ -697,6 +697,8 @@ def test_a_real_codex_series_learns_clean(project: Path, run: Cli) -> None:
         ("empty ident name (for <ubuntu@ip-172-31-5-9.ec2.internal>)", "empty ident name (for <<user>@<host>>)"),
         ("cd /c/Users/bob/app && ls /mnt/c/Users/bob", "cd ~/app && ls ~"),  # Git Bash, WSL
         ("/var/home/bob/.config", "~/.config"),  # Fedora Silverblue
+        ("/home/./bob/app", "~/app"),
+        ("GET /open?p=C:%5CUsers%5Cbob%5Capp", "GET /open?p=C:~%5Capp"),  # URL-encoded backslashes
     ],
 )
 def test_home_directories_are_portable_and_name_no_user(text: str, portable: str) -> None:

@@ -136,13 +136,15 @@ _WINDOWS_NAME = rf"(?:{_NAME}(?: {_NAME}){{1,3}}(?=\\)|{_NAME})"  # `C:\Users\Jo
 # Where an absolute path starts: not inside a word or a path, but after a short flag (`-I/home/bob/include`).
 _STARTS = r"(?:(?<![\w.~@+-])|(?<=(?<![\w-])-[A-Za-z]))"
 _HOME = re.compile(
-    rf"""(["']?){_STARTS}(?:/home|/Users|/var/home|(?:/mnt)?/[a-z]/Users)/+{_NAME}|"""  # Silverblue, WSL, Git Bash
+    # Linux, macOS, Silverblue, WSL and Git Bash homes, `/home/./bob` too.
+    rf"""(["']?){_STARTS}(?:/home|/Users|/var/home|(?:/mnt)?/[a-z]/Users)/+(?:\./+)*{_NAME}|"""
     rf"""(["']?){_STARTS}[A-Za-z]:(?:\\{{1,4}}|/)(?i:users)(?:\\{{1,4}}|/){_WINDOWS_NAME}|"""
     rf"""(["']?)\\{{2,4}}wsl(?:\.localhost|\$)\\{{1,2}}{_NAME}\\{{1,2}}home\\{{1,2}}{_NAME}|"""  # WSL from Windows
     # A shell's `~carol/` (carol's home), and URL-encoded `path=%2Fhome%2Fbob`. Each opens on its literal, which
     # the regex engine finds fast, and then looks back.
     r"""~(?<![^\s"'=:(\[]~)[A-Za-z_][\w.-]*(?=/)|"""
-    r"""%2[Ff](?:(?<![\w.~@+-]%2[Ff])|(?<=%2[Ff]%2[Ff]))(?:home|Users)%2[Ff][^%/\s"'&?#]+"""
+    r"""%2[Ff](?:(?<![\w.~@+-]%2[Ff])|(?<=%2[Ff]%2[Ff]))(?:home|Users)%2[Ff][^%/\s"'&?#]+|"""
+    r"""%5[Cc](?<=[A-Za-z]:%5[Cc])(?i:users)%5[Cc][^%/\s"'&?#]+"""  # `C:%5CUsers%5Cbob`
 )
 
 
