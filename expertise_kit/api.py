@@ -160,7 +160,7 @@ def add_entry(
         raise UserError("error and solution only apply to learned_from_failures", hint="leave them out")
     text, error, solution, redacted = scrub_entry(text, error, solution)
     if session is not None:  # the agent's, for the team: no path of this machine, as the learner keeps none
-        from expertise_kit.learning.extract import portable
+        from expertise_kit.learning.portable import portable
 
         root = str(store.project.root)
         text = portable(text, root)

@@ -47,7 +47,7 @@ class UserError(ExpertiseError):
         """The error as one line. With ``root``, for output that may be shared: paths under it relative to
         it, and home directories ``~``, as the learner writes them."""
         if root is not None:
-            from expertise_kit.learning.extract import portable
+            from expertise_kit.learning.portable import portable
 
             return portable(self.one_line(), str(root))
         where = ""

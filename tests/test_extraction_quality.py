@@ -12,7 +12,8 @@ from conftest import TRANSCRIPTS, Cli
 
 from expertise_kit.document.ids import error_signature
 from expertise_kit.learning.audit import store_audit
-from expertise_kit.learning.extract import _portable, extract, main_program, pick_error, program_kind
+from expertise_kit.learning.extract import extract, main_program, pick_error, program_kind
+from expertise_kit.learning.portable import _portable
 from expertise_kit.learning.quality import harness_noise, says_nothing, solution_names_action
 from expertise_kit.learning.transcripts.model import Session, ToolCall
 from expertise_kit.learning.transcripts.shell import program_of

@@ -12,7 +12,7 @@ from typing import Any
 __all__ = [
     "rejection_reason", "harness_noise", "command_typo", "network_failure", "network_line", "says_nothing",
     "solution_names_action", "generic_pattern", "environment_gotcha", "machine_fact", "OFFLINE_RUN",
-    "web_page_answer",
+    "web_page_answer", "REQUEST_TOO_LARGE",
 ]  # fmt: skip
 
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
@@ -144,6 +144,10 @@ def web_page_answer(error: str, output: str) -> str:
     return error
 
 
+# A model's API turning a request down as too large (a pasted file, an image): one of its limits.
+_TOO_LARGE = r"prompt is too long|request too large|image (?:exceeds|is too large)|too many (?:tokens|images)"
+REQUEST_TOO_LARGE = re.compile(_TOO_LARGE, re.I)
+
 # A failure that states a fact about the machine or the project's setup: a tool missing, a branch that is not
 # there, a platform's own flags, a terminal needed, a key or a runtime version the machine lacks, a tool's or
 # a model's limit. Worth keeping the first time.
@@ -194,8 +198,7 @@ _GOTCHAS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"stdin is not a terminal|Raw mode is not supported|must be run (?:in|from) a terminal|"
         r"could not open a new TTY|no tty present|EOFError: EOF when reading a line", re.I)),  # input() with no stdin
     ("a tool's or a model's limit", re.compile(
-        r"context (?:length|window)|maximum context|exceeds the (?:available )?context size|too many tokens|"
-        r"prompt is too long|request too large|image (?:exceeds|is too large)|too many images|"
+        r"context (?:length|window)|maximum context|exceeds the (?:available )?context size|" + _TOO_LARGE + "|"
         r"token limit|Argument list too long|"
         r"No space left on device|ENOSPC|out of memory|JavaScript heap out of memory|file too large|"
         r"LLM Provider NOT provided|model .{0,40}(?:not found|does not exist|not supported)|Unknown model|"

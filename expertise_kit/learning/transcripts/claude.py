@@ -15,7 +15,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from expertise_kit.learning.transcripts.lines import LineReport, json_lines
+from expertise_kit.learning.quality import REQUEST_TOO_LARGE
+from expertise_kit.learning.transcripts.lines import ODD_CONTENT, LineReport, json_lines
 from expertise_kit.learning.transcripts.model import (
     MAX_ERROR_CHARS,
     MAX_PROMPT_CHARS,
@@ -84,9 +85,6 @@ def _text_of(content: Any) -> str:
 # The model's API turned a request down as too large: what the session sent (a pasted file, an image) is over a
 # limit the next session meets too. Its other errors (a login, an overload, a rate limit) are the CLI's own
 # weather, and none is the agent's words.
-_TOO_LARGE = re.compile(
-    r"prompt is too long|request too large|image (?:exceeds|is too large)|too many (?:tokens|images)", re.I
-)
 _IMAGE = re.compile(r"\bimages?\b", re.I)
 _LARGE_PROMPT = 20_000  # characters: a prompt this long was pasted, not typed
 
@@ -100,7 +98,7 @@ def _api_limit(record: dict[str, Any], content: list[Any], prompt: int, thread: 
     error = text
     if detail:  # "prompt is too long: 202340 tokens > 200000 maximum", where the text says only the first part
         error = detail.group(1) if text.lower() in detail.group(1).lower() else f"{text}: {detail.group(1)}"
-    if not _TOO_LARGE.search(error) or not _IMAGE.search(error) and prompt < _LARGE_PROMPT:
+    if not REQUEST_TOO_LARGE.search(error) or not _IMAGE.search(error) and prompt < _LARGE_PROMPT:
         return None  # a context that filled up over a session: the CLI compacts it, nothing to remember
     if prompt >= _LARGE_PROMPT:
         error += f" (after a prompt of {prompt:,} characters)"
@@ -237,7 +235,7 @@ class _Reader:
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if content is not None and not isinstance(content, (list, str)):
-            report.skip(report.lines, "a message whose content is neither text nor a list")
+            report.skip(report.lines, ODD_CONTENT)
             return  # kept in the tree, for the records that name it as their parent
         if kind == "assistant" and isinstance(message, dict):
             message_id = message.get("id")

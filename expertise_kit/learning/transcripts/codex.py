@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from expertise_kit.learning.transcripts.lines import LineReport, json_lines
+from expertise_kit.learning.transcripts.lines import ODD_CONTENT, LineReport, json_lines
 from expertise_kit.learning.transcripts.model import (
     MAX_ERROR_CHARS,
     MAX_SAID_CHARS,
@@ -170,7 +170,7 @@ class _Codex:
         if kind == "message":
             texts = _texts(item.get("content"))
             if texts is None:
-                return "a message whose content is neither text nor a list"
+                return ODD_CONTENT
             self.last_kind = f"message:{item.get('role')}"
             if item.get("role") == "user":
                 task = task_text("\n".join(texts).strip())

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from expertise_kit.errors import UserError
-from expertise_kit.learning.transcripts.lines import MAX_LINE_BYTES, LineReport, json_lines
+from expertise_kit.learning.transcripts.lines import MAX_LINE_BYTES, ODD_CONTENT, LineReport, json_lines
 from expertise_kit.learning.transcripts.model import (
     MAX_ERROR_CHARS,
     MAX_SAID_CHARS,
@@ -96,9 +96,6 @@ def _text_of(content: Any) -> str:
     if isinstance(content, dict) and isinstance(content.get("text"), str):
         return str(content["text"])
     return ""
-
-
-_ODD_CONTENT = "a message whose content is neither text nor a list"
 
 
 def _odd_content(message: dict[str, Any]) -> bool:
@@ -261,7 +258,7 @@ class _Gemini:
             return self._metadata(update)
         if isinstance(record.get("id"), str) and isinstance(record.get("type"), str) and record["type"] in GEMINI_TYPES:
             if _odd_content(record):
-                return _ODD_CONTENT
+                return ODD_CONTENT
             if self.pending is not None and self.pending.get("id") != record["id"]:
                 self._commit()
             self.pending = record  # the newest version of the newest message
@@ -295,7 +292,7 @@ class _Gemini:
     def message(self, record: dict[str, Any]) -> str | None:
         """Take in a message that will not change again (the legacy document's); why it was skipped, if it was."""
         if _odd_content(record):
-            return _ODD_CONTENT
+            return ODD_CONTENT
         if self.pending is not None and self.pending.get("id") != record.get("id"):
             self._commit()
         self.pending = record

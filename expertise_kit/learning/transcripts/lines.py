@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from expertise_kit.errors import UserError
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "ODD_CONTENT",
     "MAX_SPOOL_BYTES",
     "json_lines",
     "text_lines",
@@ -31,7 +33,10 @@ MAX_LINE_BYTES = 32 << 20
 MAX_SPOOL_BYTES = 1 << 30
 _CHUNK = 1 << 20
 _BINARY_PROBE = 8192
-_BOM = b"\xef\xbb\xbf"  # the UTF-8 byte order mark some editors put at a file's start
+
+
+# Why a record whose message content is a number, `true` or the like (no agent writes one) is skipped.
+ODD_CONTENT = "a message whose content is neither text nor a list"
 
 
 class LineReport:
@@ -150,7 +155,7 @@ def _numbered(path: Path, report: LineReport) -> Iterator[tuple[int, bytes, bool
             if line is None:
                 report.skip(number, f"a line over {MAX_LINE_BYTES >> 20} MiB")
                 continue
-            yield number, line[3:] if number == 1 and line.startswith(_BOM) else line, complete
+            yield number, line.removeprefix(codecs.BOM_UTF8) if number == 1 else line, complete  # an editor's BOM
     finally:
         handle.close()
 
