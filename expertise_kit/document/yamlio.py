@@ -131,7 +131,9 @@ class _GuardedConstructor(RoundTripConstructor):
             return super().construct_non_recursive_object(node, tag)
         try:
             return super().construct_non_recursive_object(node, tag)
-        except (ValueError, OverflowError) as exc:
+        except (ValueError, OverflowError, IndexError) as exc:
+            if str(node.tag) == f"{_CORE_TAG}int" and not any(ch.isdigit() for ch in str(node.value)):
+                return str(node.value)  # `-_`: ruamel's int pattern takes a sign and underscores, its reader can't
             raise _value_refusal(node, exc) from None
 
 
